@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class MemoryConfig(AppConfig):
+    name = "memory"
+    verbose_name = "Memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registers the OpenAPI description of the memory key (drf-spectacular extension).
+        from memory.contract import schema  # noqa: F401

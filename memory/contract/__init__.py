@@ -1,0 +1,1 @@
+"""The two-verb contract: its parameter registry, its answers, its HTTP door."""

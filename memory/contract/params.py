@@ -1,0 +1,133 @@
+"""Reading a request against the registry: every parameter sent gets a named fate.
+
+``accepted`` — taken and acting (the note names any limit) · ``not_supported`` — right form, no
+capability yet (the note says why) · ``bad_form`` — dropped (the note says why; a list item
+names its index). A parameter the answer is silent about would be indistinguishable from one
+that does not exist, so nothing is ever ignored silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.utils import translation
+from rest_framework import serializers
+
+from memory.contract.registry import Verb, param, params_for
+from memory.i18n import Text
+
+FateName = Literal["accepted", "not_supported", "bad_form"]
+
+_UNKNOWN = Text(
+    ru="неизвестный параметр; {verb} принимает: {names}",
+    en="unknown parameter; {verb} takes: {names}",
+)
+_OTHER_VERB = Text(
+    ru="это параметр {verbs}, а не {verb}",
+    en="this is a parameter of {verbs}, not of {verb}",
+)
+_ITEM = Text(
+    ru="запись №{number} (индекс {index}): {reason}",
+    en="record #{number} (index {index}): {reason}",
+)
+
+
+@dataclass
+class Fate:
+    fate: FateName
+    note: str = ""
+    index: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"fate": self.fate}
+        if self.note:
+            out["note"] = self.note
+        if self.index is not None:
+            out["index"] = self.index
+        return out
+
+
+@dataclass
+class Parsed:
+    verb: Verb
+    lang: str
+    values: dict[str, Any] = field(default_factory=dict)
+    fates: dict[str, Fate] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def accept(self, name: str, note: str = "") -> None:
+        self.fates[name] = Fate("accepted", note)
+
+    def refuse(self, name: str, note: str, index: int | None = None) -> None:
+        """Drop a parameter the service found unusable (e.g. a verdict for an unknown run)."""
+        self.values.pop(name, None)
+        self.fates[name] = Fate("bad_form", note, index)
+
+    def fates_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: fate.as_dict() for name, fate in self.fates.items()}
+
+
+def _flatten(detail: Any, prefix: str = "") -> list[str]:
+    """DRF error details (nested dicts and lists) as flat 'key: message' lines."""
+    if isinstance(detail, Mapping):
+        lines: list[str] = []
+        for key, value in detail.items():
+            label = f"{prefix}{key}" if key != "non_field_errors" else prefix.rstrip(".")
+            lines.extend(_flatten(value, f"{label}." if label else ""))
+        return lines
+    if isinstance(detail, list):
+        return [line for item in detail for line in _flatten(item, prefix)]
+    text = str(detail)
+    return [f"{prefix.rstrip('.')}: {text}" if prefix else text]
+
+
+def _bad_form(error: serializers.ValidationError, lang: str) -> Fate:
+    detail = error.detail
+    # A list field reports its failing items as {index: errors}: name every index.
+    if isinstance(detail, Mapping) and detail and all(isinstance(k, int) for k in detail):
+        items = sorted(detail.items())
+        notes = [
+            _ITEM(lang, number=i + 1, index=i, reason="; ".join(_flatten(errors)))
+            for i, errors in items
+        ]
+        return Fate("bad_form", " · ".join(notes), index=items[0][0])
+    return Fate("bad_form", "; ".join(_flatten(detail)))
+
+
+def parse(verb: Verb, data: Mapping[str, Any], *, default_lang: str) -> Parsed:
+    """Validate each parameter on its own: one bad parameter never sinks the others."""
+    lang = data.get("lang") if data.get("lang") in ("ru", "en") else default_lang
+    parsed = Parsed(verb=verb, lang=lang)
+    for name, raw in data.items():
+        spec = param(name)
+        if spec is None:
+            names = ", ".join(p.name for p in params_for(verb))
+            parsed.fates[name] = Fate("bad_form", _UNKNOWN(lang, verb=verb, names=names))
+            continue
+        if verb not in spec.verbs:
+            parsed.fates[name] = Fate(
+                "bad_form", _OTHER_VERB(lang, verbs=", ".join(spec.verbs), verb=verb)
+            )
+            continue
+        try:
+            with translation.override(lang):  # DRF's own messages follow the answer's language
+                value = spec.shape.field().run_validation(raw)
+        except serializers.ValidationError as error:
+            with translation.override(lang):
+                parsed.fates[name] = _bad_form(error, lang)
+            continue
+        capability = spec.status(verb)
+        if capability.status == "not_supported":
+            reason = capability.reason(lang) if capability.reason else ""
+            parsed.fates[name] = Fate("not_supported", reason)
+            continue
+        parsed.values[name] = value
+        parsed.fates[name] = Fate("accepted")
+    return parsed

@@ -1,0 +1,232 @@
+"""The contract's one parameter registry.
+
+Every parameter of both verbs is described here once: its name, the verbs that take it, its
+shape, whether the memory can act on it now (``accepted``) or only takes its form
+(``not_supported``, with the reason), and its label and help in Russian and English.
+Validation and the ``params`` fates (``memory.contract.params``), the OpenAPI schema
+(``memory.contract.serializers``) and the playground's controls are all generated from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from memory import ladder
+from memory.contract import shapes
+from memory.contract.shapes import Shape
+from memory.contract.version import CONTRACT_VERSION
+from memory.i18n import LANGS, Text
+
+Verb = Literal["remember", "recall"]
+VERBS: tuple[Verb, ...] = ("remember", "recall")
+Status = Literal["accepted", "not_supported"]
+
+__all__ = ["CONTRACT_VERSION", "PARAMS", "Capability", "Param", "param", "params_for"]
+
+
+@dataclass(frozen=True)
+class Capability:
+    status: Status
+    reason: Text | None = None
+
+
+ACCEPTED = Capability("accepted")
+
+
+def _always(capability: Capability) -> Callable[[Verb], Capability]:
+    return lambda verb: capability
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    verbs: tuple[Verb, ...]
+    shape: Shape
+    label: Text
+    help: Text
+    capability: Callable[[Verb], Capability] = _always(ACCEPTED)
+    required: bool = False
+
+    def status(self, verb: Verb) -> Capability:
+        """What the memory can do with this parameter now (evaluated per request)."""
+        return self.capability(verb)
+
+
+PARAMS: tuple[Param, ...] = (
+    Param(
+        name="text",
+        verbs=VERBS,
+        shape=shapes.TEXT,
+        required=True,
+        label=Text(ru="Фраза", en="Phrase"),
+        help=Text(
+            ru="Что запомнить или что вспомнить — обычным текстом.",
+            en="What to remember or what to recall, in plain text.",
+        ),
+    ),
+    Param(
+        name="depth",
+        verbs=("recall",),
+        shape=shapes.choice(ladder.DEPTH_WORDS),
+        label=Text(ru="Глубина", en="Depth"),
+        help=Text(
+            ru="standard — таблицы, модель, граф; deep — ещё и поиск по смыслу; extreme — ещё "
+            "и исследование. Ключ памяти несёт свой предел глубины.",
+            en="standard — tables, model, graph; deep — adds search by meaning; extreme — adds "
+            "research. A memory key carries its own depth limit.",
+        ),
+    ),
+    Param(
+        name="trace",
+        verbs=VERBS,
+        shape=shapes.FLAG,
+        label=Text(ru="Цепочка поиска", en="Trace"),
+        help=Text(
+            ru="Вернуть ход поиска. Решает зовущий: только он знает, сколько места у него осталось.",
+            en="Return the search chain. The caller decides: only it knows how much context it has left.",
+        ),
+    ),
+    Param(
+        name="thread",
+        verbs=("remember",),
+        shape=shapes.THREAD,
+        label=Text(ru="Нить", en="Thread"),
+        help=Text(
+            ru="Идентификатор разговора с моделью из прошлого ответа: продолжить ту же нить дешевле.",
+            en="The model conversation id from an earlier answer: continuing it is cheaper.",
+        ),
+        capability=_always(
+            Capability(
+                "not_supported",
+                Text(
+                    ru="remember пока не зовёт модель, поэтому нити нет и продолжать нечего.",
+                    en="remember does not call a model yet, so there is no thread to continue.",
+                ),
+            )
+        ),
+    ),
+    Param(
+        name="deny",
+        verbs=("remember",),
+        shape=shapes.TEXT,
+        label=Text(ru="Отрицание", en="Denial"),
+        help=Text(
+            ru="Опровержение прежнего вывода («мой друг его на самом деле не видел»).",
+            en='A denial of an earlier conclusion ("my friend never actually met him").',
+        ),
+        capability=_always(
+            Capability(
+                "not_supported",
+                Text(
+                    ru="цикл дообучения, который записывает опровержение, ещё не построен; "
+                    "фраза сохранена как заметка.",
+                    en="the relearning cycle that records a denial is not built yet; the phrase "
+                    "is kept as a note.",
+                ),
+            )
+        ),
+    ),
+    Param(
+        name="scope",
+        verbs=VERBS,
+        shape=shapes.SCOPE_LIST,
+        label=Text(ru="Охват", en="Scope"),
+        help=Text(
+            ru="Список записей: календарь (date; start и end; deadline) или место (place). "
+            "Пустой охват значит «неизвестно где и когда», а не «везде и всегда».",
+            en="A list of records: calendar (date; start and end; deadline) or geo (place). "
+            "An empty scope means 'unknown where and when', never 'everywhere, always'.",
+        ),
+    ),
+    Param(
+        name="create_table",
+        verbs=("remember",),
+        shape=shapes.SHORT_TEXT,
+        label=Text(ru="Создать таблицу", en="Demand a table"),
+        help=Text(
+            ru="Потребовать таблицу с этим именем для сказанного.",
+            en="Demand a table with this name for what is said.",
+        ),
+        capability=_always(
+            Capability(
+                "not_supported",
+                Text(
+                    ru="реляционное хранилище пока не растит таблиц; фраза сохранена как заметка.",
+                    en="the relational store does not grow tables yet; the phrase is kept as a note.",
+                ),
+            )
+        ),
+    ),
+    Param(
+        name="uploads",
+        verbs=("remember",),
+        shape=shapes.UPLOAD_LIST,
+        label=Text(ru="Загрузки", en="Uploads"),
+        help=Text(
+            ru="Файлы: text, image, video, audio, document (HTML, PDF).",
+            en="Files: text, image, video, audio, document (HTML, PDF).",
+        ),
+        capability=_always(
+            Capability(
+                "not_supported",
+                Text(
+                    ru="хранилища объектов ещё нет: ни один род загрузки пока не сохраняется.",
+                    en="there is no object store yet: no upload kind is stored so far.",
+                ),
+            )
+        ),
+    ),
+    Param(
+        name="lang",
+        verbs=VERBS,
+        shape=shapes.choice(LANGS),
+        label=Text(ru="Язык ответа", en="Answer language"),
+        help=Text(
+            ru="Язык, на котором написан ответ; по умолчанию — договорённый.",
+            en="The language the answer is written in; the agreed one by default.",
+        ),
+    ),
+    Param(
+        name="verdict",
+        verbs=VERBS,
+        shape=shapes.VERDICT,
+        label=Text(ru="Вердикт о прошлом прогоне", en="Verdict on an earlier run"),
+        help=Text(
+            ru="confirm или reject для прогона run из прошлого ответа; пока вердикта нет, цикл "
+            "не завершён.",
+            en="confirm or reject for the run id of an earlier answer; until a verdict comes, "
+            "that cycle is incomplete.",
+        ),
+    ),
+    Param(
+        name="previous_results",
+        verbs=("recall",),
+        shape=shapes.TEXT_LIST,
+        label=Text(ru="Прежние результаты", en="Previous results"),
+        help=Text(
+            ru="Что зовущий уже нашёл раньше: чтобы память не искала то же заново.",
+            en="What the caller found before, so the memory does not search for it again.",
+        ),
+        capability=_always(
+            Capability(
+                "not_supported",
+                Text(
+                    ru="лестница пока не использует прежние результаты.",
+                    en="the ladder does not use previous results yet.",
+                ),
+            )
+        ),
+    ),
+)
+
+_BY_NAME = {p.name: p for p in PARAMS}
+
+
+def param(name: str) -> Param | None:
+    return _BY_NAME.get(name)
+
+
+def params_for(verb: Verb) -> tuple[Param, ...]:
+    return tuple(p for p in PARAMS if verb in p.verbs)

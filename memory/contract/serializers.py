@@ -1,0 +1,127 @@
+"""The contract's shapes for OpenAPI. Request serializers are generated from the registry;
+answer serializers describe exactly what the services return (tests validate real answers
+against the published schema)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from memory import ladder
+from memory.contract.registry import Verb, params_for
+
+
+def _description(verb: Verb, name: str) -> str:
+    for p in params_for(verb):
+        if p.name == name:
+            capability = p.status(verb)
+            status = capability.status
+            if capability.reason is not None:
+                status += f" — {capability.reason.en}"
+            return f"{p.help.en} / {p.help.ru} [{status}]"
+    raise KeyError(name)
+
+
+def request_serializer(verb: Verb) -> type[serializers.Serializer]:
+    """One field per registered parameter of ``verb``, built by the parameter's own shape."""
+    fields = {
+        p.name: p.shape.field(required=p.required, help_text=_description(verb, p.name))
+        for p in params_for(verb)
+    }
+    name = verb.capitalize()  # drf-spectacular adds "Request": components Remember/RecallRequest
+    return type(name, (serializers.Serializer,), {**fields, "__module__": __name__})
+
+
+Remember = request_serializer("remember")
+Recall = request_serializer("recall")
+
+
+class ParamFate(serializers.Serializer):
+    fate = serializers.ChoiceField(choices=("accepted", "not_supported", "bad_form"))
+    note = serializers.CharField(required=False)
+    index = serializers.IntegerField(required=False, help_text="first failing list item")
+
+
+class ParamFates(serializers.DictField):
+    child = ParamFate()
+
+
+class ReportEntry(serializers.Serializer):
+    level = serializers.IntegerField(min_value=1, max_value=5)
+    store = serializers.CharField()
+    source = serializers.CharField(help_text="the table, collection or service consulted")
+    status = serializers.ChoiceField(choices=("answered", "empty", "skipped", "failed"))
+    returned = serializers.IntegerField(min_value=0)
+    kind = serializers.ChoiceField(choices=ladder.KINDS, allow_null=True)
+    note = serializers.CharField(allow_blank=True)
+
+
+class AnswerObject(serializers.Serializer):
+    id = serializers.CharField()
+    media_type = serializers.CharField()
+    summary = serializers.CharField()
+
+
+class AnswerBody(serializers.Serializer):
+    form = serializers.ChoiceField(choices=("text", "data", "object"))
+    found = serializers.BooleanField()
+    text = serializers.CharField(allow_blank=True)
+    data = serializers.JSONField(required=False)
+    object = AnswerObject(required=False)
+
+
+class Missing(serializers.Serializer):
+    parameter = serializers.CharField()
+    dimension = serializers.CharField()
+    why = serializers.CharField()
+
+
+class _Frame(serializers.Serializer):
+    contract = serializers.CharField(help_text="semver of the contract")
+    verb = serializers.ChoiceField(choices=("remember", "recall"))
+    run = serializers.UUIDField(help_text="this request cycle; give it back in `verdict`")
+    params = ParamFates(help_text="the fate of every parameter sent")
+    seconds = serializers.FloatField()
+    trace = serializers.ListField(child=serializers.JSONField(), required=False)
+    thread = serializers.CharField(required=False, help_text="present when a model was called")
+
+
+class RecallAnswer(_Frame):
+    kind = serializers.ChoiceField(choices=ladder.KINDS)
+    answer = AnswerBody()
+    depth_used = serializers.IntegerField(
+        min_value=0, max_value=5, help_text="the level actually reached"
+    )
+    report = serializers.ListField(child=ReportEntry())
+    missing = serializers.ListField(child=Missing(), help_text="what the answer depends on")
+
+
+class TableWrite(serializers.Serializer):
+    table = serializers.CharField()
+    action = serializers.CharField()
+    rows = serializers.IntegerField(min_value=0)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class Stored(serializers.Serializer):
+    note = serializers.UUIDField()
+
+
+class RememberAnswer(_Frame):
+    stored = Stored()
+    tables = serializers.ListField(child=TableWrite(), help_text="which tables got what")
+    tables_created = serializers.ListField(child=serializers.CharField())
+    new_tables_filled = serializers.ListField(
+        child=serializers.CharField(), help_text="tables created by this run that received rows"
+    )
+
+
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    retryable = serializers.BooleanField()
+    params = ParamFates(required=False)
+
+
+class ErrorBody(serializers.Serializer):
+    contract = serializers.CharField()
+    error = ErrorDetail()

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from memory.contract.views import RecallView, RememberView
+
+urlpatterns = [
+    path("remember", RememberView.as_view(), name="remember"),
+    path("recall", RecallView.as_view(), name="recall"),
+]

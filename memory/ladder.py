@@ -1,0 +1,205 @@
+"""The depth ladder: five levels ordered by COST, not by expected quality (SPEC §3, passport §4).
+
+This module is the one place that knows the levels, the depth words callers use, who may ask
+for what, and how a recall climbs: level after level, stopping at the first level that answers,
+counting ``depth_used`` by what actually ran. The stores themselves live in ``memory.levels``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memory.i18n import Text
+
+Kind = Literal["affirmative", "probabilistic", "parameter_dependent"]
+KINDS: tuple[Kind, ...] = ("affirmative", "probabilistic", "parameter_dependent")
+
+DepthWord = Literal["standard", "deep", "extreme"]
+
+
+@dataclass(frozen=True)
+class Level:
+    number: int
+    name: str
+    store: str
+    model_cost: str
+    who_may_ask: str
+
+
+LEVELS: tuple[Level, ...] = (
+    Level(1, "tables", "tables", "none", "always"),
+    Level(2, "model", "model", "one turn", "always"),
+    Level(3, "graph", "graph", "none", "always"),
+    Level(4, "vectors", "vectors", "embeddings only", "depth deep or extreme"),
+    Level(5, "research", "research", "many turns", "depth extreme"),
+)
+LEVEL_BY_NUMBER = {level.number: level for level in LEVELS}
+
+# Outside, depth is words; level numbers stay inside.
+DEPTH_WORDS: tuple[DepthWord, ...] = ("standard", "deep", "extreme")
+DEPTH_TOP_LEVEL: dict[DepthWord, int] = {"standard": 3, "deep": 4, "extreme": 5}
+DEFAULT_DEPTH: DepthWord = "standard"
+
+DEPTH_HINTS: dict[DepthWord, dict[str, str]] = {
+    "standard": {
+        "ru": "Стандарт. Память идёт сама: сначала таблицы, потом модель, потом граф знаний. "
+        "Секунды. Хватает почти всегда.",
+        "en": "Standard. The memory goes on its own: tables first, then the model, then the "
+        "knowledge graph. Seconds. Enough almost always.",
+    },
+    "deep": {
+        "ru": "Глубокий. Добавляется поиск по смыслу в векторной базе. Дольше и дороже — "
+        "включайте, когда стандарт ничего не нашёл.",
+        "en": "Deep. Adds search by meaning in the vector store. Slower and dearer — use it "
+        "when standard found nothing.",
+    },
+    "extreme": {
+        "ru": "Экстремальный. Рекурсивное исследование, до десяти минут; тратит ту же квоту "
+        "подписки, что и бот. Только когда и глубокий не дал ответа.",
+        "en": "Extreme. Recursive research, up to ten minutes; spends the same subscription "
+        "quota as the bot. Only when deep found nothing either.",
+    },
+}
+
+
+def depth_rank(word: DepthWord) -> int:
+    return DEPTH_WORDS.index(word)
+
+
+def top_level(word: DepthWord) -> int:
+    return DEPTH_TOP_LEVEL[word]
+
+
+@dataclass(frozen=True)
+class DepthGrant:
+    """The depth a recall may use: what was asked, what the caller may have, what is granted."""
+
+    asked: DepthWord
+    granted: DepthWord
+    cap: DepthWord | None
+
+    @property
+    def capped(self) -> bool:
+        return self.granted != self.asked
+
+    @property
+    def top_level(self) -> int:
+        return top_level(self.granted)
+
+
+def grant_depth(asked: DepthWord, cap: DepthWord | None) -> DepthGrant:
+    """Levels 4–5 must tell a human's demand from a model's wish (SPEC §3, fork 2).
+
+    A memory key carries a maximum depth; a signed-in architect has none (``cap=None``).
+    Asking above the cap is not an error: the request runs at the cap and says so.
+    """
+    if cap is not None and depth_rank(asked) > depth_rank(cap):
+        return DepthGrant(asked=asked, granted=cap, cap=cap)
+    return DepthGrant(asked=asked, granted=asked, cap=cap)
+
+
+# --- climbing --------------------------------------------------------------------------------
+
+
+@dataclass
+class ReportEntry:
+    """What one store (or one table of it) returned at one level."""
+
+    level: int
+    store: str
+    source: str
+    status: Literal["answered", "empty", "skipped", "failed"]
+    returned: int = 0
+    kind: Kind | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "store": self.store,
+            "source": self.source,
+            "status": self.status,
+            "returned": self.returned,
+            "kind": self.kind,
+            "note": self.note,
+        }
+
+
+@dataclass
+class Outcome:
+    """What a level produced. ``found`` decides whether the climb stops here."""
+
+    found: bool
+    kind: Kind | None = None
+    form: Literal["text", "data", "object"] = "text"
+    text: str = ""
+    data: Any = None
+    object: dict[str, Any] | None = None
+    report: list[ReportEntry] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[dict[str, str]] = field(default_factory=list)
+    model_turns: int = 0
+    thread: str = ""
+    tools: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Step:
+    """One level as the recall sees it: is it usable now, and if so, what does it say."""
+
+    number: int
+    available: Callable[[], str | None]  # None when usable, else the reason it is skipped
+    search: Callable[[], Outcome]
+
+
+@dataclass
+class Climb:
+    depth_used: int
+    final: Outcome | None
+    report: list[ReportEntry]
+    trace: list[dict[str, Any]]
+    outcomes: list[Outcome]
+    seconds_by_level: dict[int, float]
+
+
+_NOT_BUILT = Text(ru="не построен", en="not built yet")
+
+
+def climb(steps: Sequence[Step], *, top: int, lang: str) -> Climb:
+    """Run levels in cost order up to ``top``; stop at the first that answers.
+
+    ``depth_used`` is the highest level whose search actually ran — never the level asked for.
+    A level that is not built or not configured is reported as skipped with its reason.
+    """
+    by_number = {step.number: step for step in steps}
+    report: list[ReportEntry] = []
+    trace: list[dict[str, Any]] = []
+    outcomes: list[Outcome] = []
+    seconds: dict[int, float] = {}
+    depth_used = 0
+    for level in LEVELS:
+        if level.number > top:
+            break
+        step = by_number.get(level.number)
+        reason = _NOT_BUILT(lang) if step is None else step.available()
+        if reason is not None:
+            report.append(
+                ReportEntry(level.number, level.store, level.name, "skipped", note=reason)
+            )
+            trace.append({"level": level.number, "event": "skipped", "reason": reason})
+            continue
+        assert step is not None
+        started = time.perf_counter()
+        outcome = step.search()
+        seconds[level.number] = round(time.perf_counter() - started, 4)
+        depth_used = level.number
+        outcomes.append(outcome)
+        report.extend(outcome.report)
+        trace.extend(outcome.trace)
+        if outcome.found:
+            return Climb(depth_used, outcome, report, trace, outcomes, seconds)
+    return Climb(depth_used, None, report, trace, outcomes, seconds)

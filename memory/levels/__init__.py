@@ -1,0 +1,18 @@
+"""What each level of the ladder searches. The order, the escalation rule and ``depth_used``
+live in ``memory.ladder``; this package only says how each store is asked."""
+
+from __future__ import annotations
+
+from memory.ladder import Step
+from memory.levels import tables
+from memory.levels.context import RecallContext
+
+
+def steps_for(ctx: RecallContext) -> list[Step]:
+    """The levels that exist in this build, bound to one recall."""
+    return [
+        Step(1, available=lambda: None, search=lambda: tables.search(ctx)),
+    ]
+
+
+__all__ = ["RecallContext", "steps_for"]

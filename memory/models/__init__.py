@@ -1,0 +1,7 @@
+"""The memory's own tables (the dynamic, grown tables are not Django models)."""
+
+from .notes import Note, NoteKeyword
+from .runs import Run
+from .tenancy import ApiKey, Architect, User
+
+__all__ = ["ApiKey", "Architect", "Note", "NoteKeyword", "Run", "User"]

@@ -1,0 +1,58 @@
+"""Run records: the facts of every request cycle (passport §11 step 1), and the verdict from outside."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+VERBS = [("remember", "remember"), ("recall", "recall")]
+VERDICTS = [("confirm", "confirm"), ("reject", "reject")]
+
+
+class Run(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="runs")
+    verb = models.CharField(max_length=16, choices=VERBS)
+    text = models.TextField(blank=True)
+    caller = models.CharField(max_length=200)
+    channel = models.CharField(max_length=16)  # "api" or "playground"
+    depth_asked = models.CharField(max_length=16, blank=True)
+    depth_granted = models.CharField(max_length=16, blank=True)
+    depth_used = models.PositiveSmallIntegerField(default=0)
+    kind = models.CharField(max_length=32, blank=True)
+    found = models.BooleanField(null=True)
+    model_turns = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_creation_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
+    seconds = models.FloatField(default=0)
+    stores = models.JSONField(default=list, blank=True)
+    skills = models.JSONField(default=list, blank=True)
+    tools = models.JSONField(default=list, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=list, blank=True)
+    thread = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    # The verdict comes from outside (a later request's `verdict` parameter); until then the
+    # cycle is incomplete, not successful (passport §11 step 2).
+    verdict = models.CharField(max_length=16, choices=VERDICTS, blank=True)
+    verdict_note = models.TextField(blank=True)
+    verdict_at = models.DateTimeField(null=True, blank=True)
+    verdict_run = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts_given"
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.verb} {self.id} ({self.created_at:%Y-%m-%d %H:%M})"
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.verdict)

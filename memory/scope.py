@@ -1,0 +1,72 @@
+"""Scope: where and when a statement holds (passport §15.3).
+
+Two dimensions only — calendar and geo. An empty scope means "unknown where and when", never
+"everywhere, always". No inheritance ladders: a place key matches itself only (Madrid does not
+rise to Spain), and a day matches the periods and deadlines that contain it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import date
+from typing import Any, Literal
+
+Dimension = Literal["geo", "calendar"]
+DIMENSIONS: tuple[Dimension, ...] = ("geo", "calendar")
+
+
+def _interval(record: dict[str, Any]) -> tuple[date, date]:
+    if "date" in record:
+        day = date.fromisoformat(record["date"])
+        return day, day
+    if "deadline" in record:
+        return date.min, date.fromisoformat(record["deadline"])
+    return date.fromisoformat(record["start"]), date.fromisoformat(record["end"])
+
+
+def records(scope: Sequence[dict[str, Any]], dimension: Dimension) -> list[dict[str, Any]]:
+    kind = "geo" if dimension == "geo" else "calendar"
+    return [r for r in scope if r.get("kind") == kind]
+
+
+def _matches(stored: dict[str, Any], asked: dict[str, Any]) -> bool:
+    if stored["kind"] == "geo":
+        return stored["place"] == asked["place"]
+    (a0, a1), (b0, b1) = _interval(stored), _interval(asked)
+    return a0 <= b1 and b0 <= a1
+
+
+def fits(stored: Sequence[dict[str, Any]], asked: Sequence[dict[str, Any]]) -> bool:
+    """Does a statement with scope ``stored`` hold for a question with scope ``asked``?
+
+    On each dimension the question names, a statement bound on that dimension must match one
+    of the question's records; a statement not bound on it is not excluded (unknown, not false).
+    """
+    for dimension in DIMENSIONS:
+        wanted = records(asked, dimension)
+        bound = records(stored, dimension)
+        if wanted and bound and not any(_matches(s, a) for s in bound for a in wanted):
+            return False
+    return True
+
+
+def missing(
+    stored_scopes: Iterable[Sequence[dict[str, Any]]], asked: Sequence[dict[str, Any]]
+) -> list[Dimension]:
+    """Dimensions the answer depends on but the question did not give."""
+    stored_scopes = list(stored_scopes)
+    return [
+        dimension
+        for dimension in DIMENSIONS
+        if not records(asked, dimension) and any(records(s, dimension) for s in stored_scopes)
+    ]
+
+
+def describe(record: dict[str, Any]) -> str:
+    if record["kind"] == "geo":
+        return record["place"]
+    if "date" in record:
+        return record["date"]
+    if "deadline" in record:
+        return f"≤{record['deadline']}"
+    return f"{record['start']}…{record['end']}"

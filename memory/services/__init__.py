@@ -1,0 +1,1 @@
+"""The black box behind the contract: writes are services, reads are selectors."""

@@ -1,0 +1,209 @@
+"""Settings: every value comes from the environment through typed helpers that fail loudly.
+
+Embedded defaults need no server (SQLite, filesystem objects, kombu's filesystem broker);
+``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis with no code change.
+The README lists every variable with its default and its production value.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from environs import Env
+
+from memory.contract.version import CONTRACT_VERSION
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = Env(expand_vars=True)
+env.read_env(str(BASE_DIR / ".env"), recurse=False)
+
+
+def _secret(name: str, data_dir: Path) -> str:
+    """A secret from NAME, or from the file NAME_FILE, or one generated once under the data folder.
+
+    The generated file keeps sessions and signatures valid across restarts of a local run;
+    production passes the value (or a file path) explicitly.
+    """
+    value = env.str(name, "")
+    if value:
+        return value
+    path = env.path(f"{name}_FILE", None)
+    if path is not None:
+        return Path(path).read_text().strip()
+    stored = data_dir / name.lower()
+    if not stored.exists():
+        stored.write_text(secrets.token_urlsafe(48))
+        stored.chmod(0o600)
+    return stored.read_text().strip()
+
+
+# --- data folder -----------------------------------------------------------------------------
+DATA_DIR: Path = Path(env.path("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# --- core ------------------------------------------------------------------------------------
+SECRET_KEY = _secret("SECRET_KEY", DATA_DIR)
+DEBUG = env.bool("DEBUG", False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "memory",
+    "playground",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memory.urls"
+WSGI_APPLICATION = "memory.wsgi.application"
+AUTH_USER_MODEL = "memory.User"
+LOGIN_URL = "login"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- database --------------------------------------------------------------------------------
+DATABASES = {
+    "default": env.dj_db_url(
+        "DATABASE_URL",
+        default=f"sqlite:///{DATA_DIR / 'memory.sqlite3'}",
+        conn_max_age=env.int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers run beside one writer; IMMEDIATE takes the write lock at BEGIN, so two
+    # writers queue on the busy timeout instead of failing half-way through a transaction.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": env.int("SQLITE_TIMEOUT", 30),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+
+# --- the memory ------------------------------------------------------------------------------
+# The language answers are written in ("agreed language", passport §13); `lang` overrides it.
+MEMORY_LANG = env.str("MEMORY_LANG", "ru", validate=lambda v: v in ("ru", "en"))
+# Depth a memory key gets when it is created without --max-depth (SPEC §3: default standard).
+MEMORY_KEY_DEFAULT_DEPTH = env.str(
+    "MEMORY_KEY_DEFAULT_DEPTH", "standard", validate=lambda v: v in ("standard", "deep", "extreme")
+)
+
+# --- Celery ----------------------------------------------------------------------------------
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _queue = DATA_DIR / "broker" / "queue"
+    _processed = DATA_DIR / "broker" / "processed"
+    _control = DATA_DIR / "broker" / "control"
+    for _folder in (_queue, _processed, _control):
+        _folder.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue),
+        "data_folder_out": str(_queue),
+        "processed_folder": str(_processed),
+        "control_folder": str(_control),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- i18n ------------------------------------------------------------------------------------
+LANGUAGE_CODE = "ru"
+LANGUAGES = [("ru", "Русский"), ("en", "English")]
+USE_I18N = True
+USE_TZ = True
+TIME_ZONE = env.str("TIME_ZONE", "UTC")
+
+# --- static ----------------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- the contract (DRF + drf-spectacular) ----------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memory.auth.MemoryKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memory.auth.HasMemoryKey"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "memory.contract.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "The memory",
+    "DESCRIPTION": (
+        "Two verbs: remember and recall. Input is text with optional parameters; every answer "
+        "is an object written for a model, and names the fate of every parameter sent."
+    ),
+    "VERSION": CONTRACT_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "AnswerKindEnum": "memory.ladder.KINDS",
+        "ScopeKindEnum": "memory.contract.shapes.SCOPE_KINDS",
+        "UploadKindEnum": "memory.contract.shapes.UPLOAD_KINDS",
+    },
+    "SWAGGER_UI_DIST": "SIDECAR",  # no CDN: the page works on a machine with no internet
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory.contract.schema.close_answer_components",
+    ],
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.log_level("LOG_LEVEL", "INFO")},
+}

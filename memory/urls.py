@@ -1,0 +1,16 @@
+from django.conf.urls.i18n import i18n_patterns
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("api/v1/", include("memory.contract.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("admin/", admin.site.urls),
+]
+
+urlpatterns += i18n_patterns(
+    path("", include("playground.urls")),
+    prefix_default_language=True,
+)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.language import keywords, lemma
+
+
+@pytest.mark.parametrize("word", ["друг", "друзья", "друзей", "Друзьями", "другу"])
+def test_it_meets_russian_forms_at_one_lemma(word):
+    assert lemma(word) == "друг"
+
+
+@pytest.mark.parametrize("word", ["friend", "friends", "Friends"])
+def test_it_meets_english_forms_at_one_stem(word):
+    assert lemma(word) == "friend"
+
+
+def test_it_drops_function_words_by_their_grammar():
+    assert keywords("Кто мои друзья?") == ["друг"]
+    assert keywords("Какой у меня любимый цвет?") == ["любимый", "цвет"]
+    assert keywords("Who are my friends?") == ["friend"]
+    assert keywords("У меня есть друг Дима") == ["друг", "дима"]
+
+
+def test_it_keeps_numbers_and_folds_yo():
+    assert keywords("Ёлка 2026 года") == ["елка", "2026", "год"]
+
+
+def test_it_keeps_hyphenated_words_whole():
+    assert keywords("Юля — продакт-менеджер") == ["юля", "продакт-менеджер"]

@@ -4,9 +4,14 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
-from memory.models import ApiKey, Architect, Note, Run, User
+from memory.models import ApiKey, Architect, Note, Run, ShapeEntry, User
+from memory.shape import selectors
 
 
 @admin.register(Architect)
@@ -88,3 +93,64 @@ class RunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(ShapeEntry)
+class ShapeEntryAdmin(admin.ModelAdmin):
+    """The catalog of the grown shape, and a read-only view of each grown table's rows."""
+
+    list_display = [
+        "name",
+        "kind",
+        "table",
+        "label_list",
+        "architect",
+        "promoted_to",
+        "created_at",
+        "rows_link",
+    ]
+    list_filter = ["kind", "architect"]
+    search_fields = ["name", "key", "labels"]
+    readonly_fields = [f.name for f in ShapeEntry._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # nothing grown is ever dropped
+
+    @admin.display(description="labels")
+    def label_list(self, obj: ShapeEntry) -> str:
+        return ", ".join(obj.labels)
+
+    @admin.display(description="rows")
+    def rows_link(self, obj: ShapeEntry) -> str:
+        url = reverse("admin:memory_shapeentry_rows", args=[obj.pk])
+        return format_html('<a href="{}">rows</a>', url)
+
+    def get_urls(self) -> list[Any]:
+        view = self.admin_site.admin_view(self.rows_view)
+        return [path("<int:pk>/rows/", view, name="memory_shapeentry_rows"), *super().get_urls()]
+
+    def rows_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        entry = get_object_or_404(ShapeEntry, pk=pk)
+        if entry.kind == "table":
+            rows = selectors.table_rows(entry.architect, entry)
+            columns = sorted({label for row in rows for label in row["fields"]})
+            values = None
+        else:
+            rows, columns = [], []
+            values = selectors.root_values(entry.architect, [entry])
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"{entry.table} — {entry.architect}",
+            "entry": entry,
+            "rows": rows,
+            "columns": columns,
+            "values": values,
+        }
+        return TemplateResponse(request, "admin/memory/shape_rows.html", context)

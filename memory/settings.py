@@ -206,4 +206,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.log_level("LOG_LEVEL", "INFO")},
+    "loggers": {"pymorphy3": {"level": "WARNING"}},
 }

@@ -74,3 +74,27 @@ def carol(db: Any) -> User:
 @pytest.fixture
 def staff(db: Any) -> User:
     return User.objects.create_user("sam", password="sam-password", is_staff=True)
+
+
+@pytest.fixture
+def grown(transactional_db: Any):
+    """A database whose grown tables are dropped after the test.
+
+    The product never drops a grown table; tests must, because the test runner's flush only
+    empties the tables Django knows about, and ids restart, so stale rows would leak into the
+    next test's architects. Growth needs real transactions (the schema editor opens its own
+    on SQLite), hence ``transactional_db``.
+    """
+    yield
+    from django.db import connection
+
+    from memory.shape import physical
+
+    with connection.cursor() as cursor:
+        grown_tables = [
+            t for t in connection.introspection.table_names(cursor) if t.startswith("mem_")
+        ]
+    root_last = sorted(grown_tables, key=lambda t: t == physical.ROOT_TABLE)
+    with connection.schema_editor() as editor:
+        for table in root_last:
+            editor.execute(editor.sql_delete_table % {"table": editor.quote_name(table)})

@@ -2,6 +2,16 @@
 
 from .notes import Note, NoteKeyword
 from .runs import Run
+from .shape import ShapeEntry, ValueKeyword
 from .tenancy import ApiKey, Architect, User
 
-__all__ = ["ApiKey", "Architect", "Note", "NoteKeyword", "Run", "User"]
+__all__ = [
+    "ApiKey",
+    "Architect",
+    "Note",
+    "NoteKeyword",
+    "Run",
+    "ShapeEntry",
+    "User",
+    "ValueKeyword",
+]

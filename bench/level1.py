@@ -1,0 +1,248 @@
+"""Level-1 recall latency over the grown tables, against a bare parameterised SELECT.
+
+For each size (rows in one grown list table, shared by 100 architects) it times, in the same
+process and on the same rows:
+  - baseline: one parameterised SELECT of exactly the rows the recall returns;
+  - level 1:  the level-1 search alone (lemmas, catalog, value index, notes, row SELECTs);
+  - recall:   the whole recall service (parameters, run record, the ladder).
+and prints p50/p95 in milliseconds and the ratios to the baseline.
+
+    .venv/bin/python bench/level1.py                    # SQLite and PostgreSQL, 1k/10k/100k
+    .venv/bin/python bench/level1.py --engine sqlite --sizes 1000,10000
+
+PostgreSQL is reached at --pg (default postgres://postgres@127.0.0.1:5432) in a database
+``memory_bench`` that the script creates when missing and empties before each size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLES = [
+    "продакт-менеджер",
+    "менеджер",
+    "дизайнер",
+    "аналитик",
+    "разработчик",
+    "тестировщик",
+    "архитектор",
+    "маркетолог",
+    "юрист",
+    "бухгалтер",
+]
+NAMES = ["Юля", "Дима", "Миша", "Оля", "Катя", "Петя", "Саша", "Лена", "Игорь", "Нина"]
+ARCHITECTS = 100
+QUESTION = "Кто у меня в команде продакт-менеджер?"
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
+    data_dir = tempfile.mkdtemp(prefix="memory-bench-")
+    os.environ["MEMORY_DATA_DIR"] = data_dir
+    if engine == "postgres":
+        import psycopg
+
+        with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = 'memory_bench'"
+            ).fetchone()
+            if not exists:
+                conn.execute("CREATE DATABASE memory_bench")
+        os.environ["DATABASE_URL"] = f"{pg}/memory_bench"
+    else:
+        os.environ["DATABASE_URL"] = f"sqlite:///{data_dir}/bench.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory.settings")
+    sys.path.insert(0, str(ROOT))
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory import language
+    from memory.auth import Caller
+    from memory.levels import RecallContext
+    from memory.levels import tables as level1
+    from memory.models import Architect, ShapeEntry, ValueKeyword
+    from memory.services.recall import recall
+    from memory.shape import physical
+    from memory.shape.tools import promote_to_list
+
+    print(f"\n== {engine} ({connection.vendor}) ==")
+    print(
+        f"{'rows':>7} {'returned':>8} | {'baseline p50/p95 ms':>20} | {'level1 p50/p95 ms':>18} {'×':>6} | {'recall p50/p95 ms':>18} {'×':>6}"
+    )
+    for size in sizes:
+        call_command("flush", interactive=False, verbosity=0)
+        call_command("migrate", verbosity=0)
+        with connection.cursor() as cursor:
+            for table in connection.introspection.table_names(cursor):
+                if table.startswith("mem_"):
+                    cursor.execute(
+                        f'DROP TABLE "{table}" CASCADE'
+                        if engine == "postgres"
+                        else f'DROP TABLE "{table}"'
+                    )
+        architects = [Architect.objects.create(name=f"architect-{i}") for i in range(ARCHITECTS)]
+        # Grow the shape through the real tool, then bulk-load the rest of the rows.
+        for architect in architects:
+            promote_to_list(
+                architect=architect,
+                kind="команда",
+                items=[{"value": NAMES[0], "fields": {"роль": ROLES[0]}}],
+            )
+        model = physical.list_model("komanda", ["rol"])
+        root = physical.root_model()
+        roots = {r.architect_id: r.pk for r in root.objects.all()}
+        entries = {
+            (e.architect_id, e.kind): e
+            for e in ShapeEntry.objects.all()
+            if e.table == "mem_komanda"
+        }
+        role_lemmas = {role: language.keywords(role) for role in ROLES}
+        name_lemmas = {name: language.keywords(name) for name in NAMES}
+        from django.utils import timezone
+
+        now = timezone.now()
+        batch, per_architect = [], size // ARCHITECTS - 1
+        for architect in architects:
+            for j in range(per_architect):
+                role, name = ROLES[(j + 1) % len(ROLES)], NAMES[(j * 7 + 1) % len(NAMES)]
+                batch.append(
+                    model(
+                        architect_id=architect.pk,
+                        root_id=roots[architect.pk],
+                        created_at=now,
+                        v_value=name,
+                        k_value="stated",
+                        b_value="{}",
+                        v_rol=role,
+                        k_rol="stated",
+                        b_rol="{}",
+                    )
+                )
+        model.objects.bulk_create(batch, batch_size=2000)
+        keywords = []
+        for row in (
+            model.objects.exclude(pk__in=[])
+            .only("id", "architect_id", "v_value", "v_rol")
+            .iterator()
+        ):
+            table_entry = entries[(row.architect_id, "table")]
+            column_entry = entries[(row.architect_id, "column")]
+            keywords += [
+                ValueKeyword(
+                    architect_id=row.architect_id, entry=table_entry, row=row.pk, lemma=lemma
+                )
+                for lemma in name_lemmas.get(row.v_value, [])
+            ]
+            keywords += [
+                ValueKeyword(
+                    architect_id=row.architect_id, entry=column_entry, row=row.pk, lemma=lemma
+                )
+                for lemma in role_lemmas.get(row.v_rol, [])
+            ]
+        ValueKeyword.objects.bulk_create(keywords, batch_size=5000)
+        if engine == "postgres":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+        total = model.objects.count()
+
+        alice = architects[0]
+        caller = Caller(architect=alice, name="bench", channel="api", depth_cap="standard")
+        ctx = RecallContext(
+            architect=alice,
+            text=QUESTION,
+            keywords=language.keywords(QUESTION),
+            scope=[],
+            lang="ru",
+        )
+        answer = level1.search(ctx)
+        returned = [r["row"] for r in answer.data["tables"][0]["rows"]]
+        expected = list(
+            model.objects.filter(architect_id=alice.pk, v_rol=ROLES[0]).values_list("pk", flat=True)
+        )
+        # Level 1 returns at most MAX_ROWS rows (it says when there are more): compare those.
+        assert len(returned) == min(len(expected), level1.MAX_ROWS)
+        assert set(returned) <= set(expected), "level 1 returned rows the question does not ask for"
+
+        placeholders = ", ".join(["%s"] * len(returned))
+        sql = (
+            'SELECT "id", "value", "value__kind", "value__basis", "rol", "rol__kind", "rol__basis", "created_at" '
+            f'FROM "mem_komanda" WHERE "architect_id" = %s AND "id" IN ({placeholders})'
+        )
+
+        def baseline(
+            sql: str = sql, alice: Architect = alice, returned: list[int] = returned
+        ) -> None:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [alice.pk, *returned])
+                cursor.fetchall()
+
+        def timed(fn, n: int) -> list[float]:
+            for _ in range(5):
+                fn()
+            out = []
+            for _ in range(n):
+                started = time.perf_counter()
+                fn()
+                out.append((time.perf_counter() - started) * 1000)
+            return out
+
+        base = timed(baseline, repeats)
+        lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
+        full = timed(lambda caller=caller: recall(caller=caller, data={"text": QUESTION}), repeats)
+        b50, b95 = statistics.median(base), percentile(base, 95)
+        l50, l95 = statistics.median(lvl), percentile(lvl, 95)
+        r50, r95 = statistics.median(full), percentile(full, 95)
+        print(
+            f"{total:>7} {len(returned):>8} | {b50:>9.3f} / {b95:>8.3f} | {l50:>8.2f} / {l95:>7.2f} {l50 / b50:>6.0f} | {r50:>8.2f} / {r95:>7.2f} {r50 / b50:>6.0f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--engine", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.engine == "both":
+        for engine in ("sqlite", "postgres"):
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--engine",
+                    engine,
+                    "--sizes",
+                    args.sizes,
+                    "--repeats",
+                    str(args.repeats),
+                    "--pg",
+                    args.pg,
+                ],
+                check=True,
+            )
+        return
+    run_engine(args.engine, sizes, args.repeats, args.pg)
+
+
+if __name__ == "__main__":
+    main()

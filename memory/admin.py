@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from memory.models import ApiKey, Architect, Note, Run, ShapeEntry, User
+from memory.models import ApiKey, Architect, Note, Run, ShapeEntry, Thread, ToolCall, User
 from memory.shape import selectors
 
 
@@ -67,6 +67,36 @@ class NoteAdmin(admin.ModelAdmin):
     readonly_fields = ["architect", "text", "scope", "sender", "run", "created_at"]
 
 
+class ToolCallInline(admin.TabularInline):
+    model = ToolCall
+    fields = ["tool", "arguments", "result", "error", "seconds"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Thread)
+class ThreadAdmin(admin.ModelAdmin):
+    list_display = ["id", "architect", "backend", "workdir", "turns", "created_at", "last_used_at"]
+    list_filter = ["backend", "architect"]
+    readonly_fields = [
+        "id",
+        "architect",
+        "backend",
+        "workdir",
+        "turns",
+        "messages",
+        "created_at",
+        "last_used_at",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
     """The facts of every cycle (passport §11): read-only, because facts are not edited."""
@@ -87,6 +117,7 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ["verb", "channel", "kind", "depth_used", "verdict", "architect"]
     search_fields = ["text", "caller"]
     date_hierarchy = "created_at"
+    inlines = [ToolCallInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -142,6 +142,7 @@ class Outcome:
     trace: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, str]] = field(default_factory=list)
     model_turns: int = 0
+    usage: Any = None  # memory.model.base.ModelResult when a model was called
     thread: str = ""
     tools: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)

@@ -127,6 +127,26 @@ MEMORY_KEY_DEFAULT_DEPTH = env.str(
     "MEMORY_KEY_DEFAULT_DEPTH", "standard", validate=lambda v: v in ("standard", "deep", "extreme")
 )
 
+# --- the model (SPEC §11) --------------------------------------------------------------------
+# none: no model (the embedded default; whatever needs one says so) · claude: the CLI ·
+# anthropic: the Messages API over HTTP · openai: an OpenAI-compatible server (Ollama, vLLM…).
+MODEL_BACKEND = env.str(
+    "MODEL_BACKEND", "none", validate=lambda v: v in ("none", "claude", "anthropic", "openai")
+)
+CLAUDE_BIN = env.str("CLAUDE_BIN", "claude")
+CLAUDE_MODEL = env.str("CLAUDE_MODEL", "sonnet")
+# Threads are bound to this folder (the CLI keeps its transcripts by working folder).
+CLAUDE_WORKDIR = Path(env.str("CLAUDE_WORKDIR", str(DATA_DIR / "think"))).resolve()
+MODEL_PARSE_TIMEOUT = env.float("MODEL_PARSE_TIMEOUT", 120.0)
+MODEL_RESEARCH_TIMEOUT = env.float("MODEL_RESEARCH_TIMEOUT", 600.0)
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", "")
+ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", "")
+OPENAI_MODEL = env.str("OPENAI_MODEL", "qwen2.5:7b-instruct")
+MODEL_MAX_TOOL_ROUNDS = env.int("MODEL_MAX_TOOL_ROUNDS", 8)
+
 # --- Celery ----------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):

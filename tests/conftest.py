@@ -98,3 +98,57 @@ def grown(transactional_db: Any):
     with connection.schema_editor() as editor:
         for table in root_last:
             editor.execute(editor.sql_delete_table % {"table": editor.quote_name(table)})
+
+
+class FakeClaude:
+    """The fake `claude` on PATH (tests/fake_claude/fake_claude.py) and what it recorded."""
+
+    def __init__(self, root: Any) -> None:
+        self.home = root / "claude-home"
+        self.script_path = root / "claude-script.json"
+        self.script([])
+
+    def script(self, rules: list[dict[str, Any]]) -> None:
+        import json
+
+        self.script_path.write_text(json.dumps({"rules": rules}, ensure_ascii=False))
+
+    def calls(self) -> list[dict[str, Any]]:
+        import json
+
+        log = self.home / "calls.jsonl"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    def transcript(self, session: str) -> list[dict[str, Any]]:
+        import json
+
+        for path in (self.home / "projects").glob(f"*/{session}.jsonl"):
+            return [json.loads(line) for line in path.read_text().splitlines()]
+        return []
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Any, settings: Any, monkeypatch: Any) -> FakeClaude:
+    """MODEL_BACKEND=claude with the fake CLI first on PATH and a fixed working folder."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from memory import model
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = Path(__file__).parent / "fake_claude" / "fake_claude.py"
+    wrapper = bin_dir / "claude"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    wrapper.chmod(0o755)
+    fake = FakeClaude(tmp_path)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_CLAUDE_HOME", str(fake.home))
+    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(fake.script_path))
+    settings.MODEL_BACKEND = "claude"
+    settings.CLAUDE_BIN = "claude"
+    settings.CLAUDE_WORKDIR = tmp_path / "think"
+    model.backend.cache_clear()
+    yield fake
+    model.backend.cache_clear()

@@ -39,6 +39,21 @@ def _always(capability: Capability) -> Callable[[Verb], Capability]:
     return lambda verb: capability
 
 
+_NO_MODEL = Capability(
+    "not_supported",
+    Text(
+        ru="модель не настроена (MODEL_BACKEND=none), поэтому нити нет и продолжать нечего.",
+        en="no model is configured (MODEL_BACKEND=none), so there is no thread to continue.",
+    ),
+)
+
+
+def _with_model(verb: Verb) -> Capability:
+    from memory import model
+
+    return ACCEPTED if model.configured() else _NO_MODEL
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
@@ -97,15 +112,7 @@ PARAMS: tuple[Param, ...] = (
             ru="Идентификатор разговора с моделью из прошлого ответа: продолжить ту же нить дешевле.",
             en="The model conversation id from an earlier answer: continuing it is cheaper.",
         ),
-        capability=_always(
-            Capability(
-                "not_supported",
-                Text(
-                    ru="remember пока не зовёт модель, поэтому нити нет и продолжать нечего.",
-                    en="remember does not call a model yet, so there is no thread to continue.",
-                ),
-            )
-        ),
+        capability=_with_model,
     ),
     Param(
         name="deny",
@@ -146,17 +153,8 @@ PARAMS: tuple[Param, ...] = (
         shape=shapes.SHORT_TEXT,
         label=Text(ru="Создать таблицу", en="Demand a table"),
         help=Text(
-            ru="Потребовать таблицу с этим именем для сказанного.",
-            en="Demand a table with this name for what is said.",
-        ),
-        capability=_always(
-            Capability(
-                "not_supported",
-                Text(
-                    ru="реляционное хранилище пока не растит таблиц; фраза сохранена как заметка.",
-                    en="the relational store does not grow tables yet; the phrase is kept as a note.",
-                ),
-            )
+            ru="Потребовать таблицу с этим именем для сказанного; имя проходит функцию имён.",
+            en="Demand a table with this name for what is said; the name passes the naming function.",
         ),
     ),
     Param(

@@ -18,6 +18,8 @@ CLOSED_COMPONENTS = (
     "Missing",
     "TableWrite",
     "Stored",
+    "ModelBlock",
+    "ModelError",
     "ErrorBody",
     "ErrorDetail",
 )

@@ -96,7 +96,8 @@ class RecallAnswer(_Frame):
 
 
 class TableWrite(serializers.Serializer):
-    table = serializers.CharField()
+    table = serializers.CharField(help_text="the physical table")
+    label = serializers.CharField(help_text="the table as it was named")
     action = serializers.CharField()
     rows = serializers.IntegerField(min_value=0)
     note = serializers.CharField(required=False, allow_blank=True)
@@ -106,6 +107,24 @@ class Stored(serializers.Serializer):
     note = serializers.UUIDField()
 
 
+class ModelError(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    retryable = serializers.BooleanField()
+
+
+class ModelBlock(serializers.Serializer):
+    """What the model did for this remember (facts from the run, not the model's account)."""
+
+    called = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=("done", "failed", "skipped"))
+    backend = serializers.CharField(required=False)
+    turns = serializers.IntegerField(required=False, min_value=0)
+    tools = serializers.ListField(child=serializers.CharField(), required=False)
+    note = serializers.CharField(required=False)
+    error = ModelError(required=False)
+
+
 class RememberAnswer(_Frame):
     stored = Stored()
     tables = serializers.ListField(child=TableWrite(), help_text="which tables got what")
@@ -113,6 +132,7 @@ class RememberAnswer(_Frame):
     new_tables_filled = serializers.ListField(
         child=serializers.CharField(), help_text="tables created by this run that received rows"
     )
+    model = ModelBlock()
 
 
 class ErrorDetail(serializers.Serializer):
@@ -120,6 +140,11 @@ class ErrorDetail(serializers.Serializer):
     message = serializers.CharField()
     retryable = serializers.BooleanField()
     params = ParamFates(required=False)
+    thread = serializers.CharField(required=False, allow_null=True)
+    run = serializers.UUIDField(required=False)
+    stored = Stored(required=False)
+    label = serializers.CharField(required=False)
+    reason = serializers.CharField(required=False)
 
 
 class ErrorBody(serializers.Serializer):

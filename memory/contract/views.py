@@ -15,6 +15,11 @@ _ERRORS = {
     400: OpenApiResponse(s.ErrorBody, description="no phrase, or a body that is not an object"),
     401: OpenApiResponse(s.ErrorBody, description="no memory key, or a wrong one"),
 }
+_MODEL_ERRORS = {
+    404: OpenApiResponse(
+        s.ErrorBody, description="thread_not_found: the thread is not this architect's, or lost"
+    ),
+}
 
 
 class RememberView(APIView):
@@ -22,7 +27,7 @@ class RememberView(APIView):
         operation_id="remember",
         summary="Remember: add to memory",
         request=s.Remember,
-        responses={200: s.RememberAnswer, **_ERRORS},
+        responses={200: s.RememberAnswer, **_ERRORS, **_MODEL_ERRORS},
     )
     def post(self, request: Request) -> Response:
         return Response(remember(caller=request.user, data=request.data))

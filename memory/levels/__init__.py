@@ -4,6 +4,7 @@ live in ``memory.ladder``; this package only says how each store is asked."""
 from __future__ import annotations
 
 from memory.ladder import Step
+from memory.levels import model as model_level
 from memory.levels import tables
 from memory.levels.context import RecallContext
 
@@ -12,6 +13,7 @@ def steps_for(ctx: RecallContext) -> list[Step]:
     """The levels that exist in this build, bound to one recall."""
     return [
         Step(1, available=lambda: None, search=lambda: tables.search(ctx)),
+        Step(2, available=model_level.available, search=lambda: model_level.search(ctx)),
     ]
 
 

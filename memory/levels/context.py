@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.models import Architect
+from memory.models import Architect, Run
 
 
 @dataclass
@@ -15,4 +15,6 @@ class RecallContext:
     keywords: list[str]
     scope: list[dict[str, Any]]
     lang: str
+    run: Run | None = None
+    # What a level leaves for the levels above it (level 1's weak candidates for level 2).
     extra: dict[str, Any] = field(default_factory=dict)

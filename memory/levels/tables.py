@@ -226,6 +226,7 @@ def _line(hit: NoteHit) -> str:
 
 def _notes(ctx: RecallContext) -> tuple[list[NoteHit], ReportEntry, dict[str, Any]]:
     hits = notes_search(architect=ctx.architect, keywords=ctx.keywords)
+    ctx.extra["level1_notes"] = [_note_data(h) for h in hits[:MAX_RETURNED]]
     strong = [h for h in hits if h.coverage >= MIN_COVERAGE]
     fitting = [h for h in strong if scopes.fits(h.note.scope, ctx.scope)]
     trace = {

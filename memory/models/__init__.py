@@ -1,5 +1,6 @@
 """The memory's own tables (the dynamic, grown tables are not Django models)."""
 
+from .agent import Thread, ToolCall
 from .notes import Note, NoteKeyword
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
@@ -12,6 +13,8 @@ __all__ = [
     "NoteKeyword",
     "Run",
     "ShapeEntry",
+    "Thread",
+    "ToolCall",
     "User",
     "ValueKeyword",
 ]

@@ -15,6 +15,9 @@ class Note(models.Model):
     )
     text = models.TextField()
     scope = models.JSONField(default=list, blank=True)
+    # Things the phrase names and their relations: from the model's phrase parse, or from the
+    # offline NER when no model is configured. The graph is filled from them.
+    entities = models.JSONField(default=dict, blank=True)
     sender = models.CharField(max_length=200)
     run = models.ForeignKey(
         "memory.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="notes"

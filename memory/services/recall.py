@@ -36,6 +36,7 @@ def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
         keywords=language.keywords(parsed.get("text")),
         scope=parsed.get("scope", []),
         lang=lang,
+        run=run,
     )
     climb = ladder.climb(steps_for(ctx), top=grant.top_level, lang=lang)
 
@@ -94,6 +95,13 @@ def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
     run.found = final is not None
     run.model_turns = turns
     run.thread = thread
+    usages = [o.usage for o in climb.outcomes if o.usage is not None]
+    run.tokens_in = sum(u.tokens_in for u in usages)
+    run.tokens_out = sum(u.tokens_out for u in usages)
+    run.cache_read_tokens = sum(u.cache_read_tokens for u in usages)
+    run.cache_creation_tokens = sum(u.cache_creation_tokens for u in usages)
+    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    run.cost_usd = sum(costs) if costs else None
     run.seconds = seconds
     run.stores = sorted({e.store for e in climb.report if e.status != "skipped"})
     run.tools = sorted({t for o in climb.outcomes for t in o.tools})

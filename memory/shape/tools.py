@@ -324,11 +324,13 @@ def promote_to_list(
     claim: str = "stated",
     basis: str = "",
     run: Run | None = None,
+    allow_empty: bool = False,
 ) -> WriteReport:
     """CREATE TABLE for a kind that became a set, move its former single value in, append items.
 
     When the list table already exists this is the append branch of the same tool. Attributes
     named in items' ``fields`` become columns of the list (the ``make_new_kind`` path).
+    ``allow_empty`` creates a table with no rows: a caller demanded the table by parameter.
     """
     _check_claim(claim)
     parsed = [_item(i) for i in items]
@@ -360,7 +362,7 @@ def promote_to_list(
                 )
             )
         moved = _move_former_value(architect, entry, name, root_id, report)
-        if not parsed and not moved and created:
+        if not parsed and not moved and created and not allow_empty:
             raise ShapeError(
                 f"nothing to list under «{kind}»: no items and no former value",
                 code="nothing_to_list",

@@ -217,12 +217,15 @@ def test_unsupported_parameters_say_why(alice_api):
     answer = alice_api.remember(
         "Отчёт за май",
         uploads=[{"kind": "document", "name": "may.pdf"}],
-        create_table="отчёты",
+        thread="8ebb61f7",
         lang="en",
     )
     assert answer["params"]["uploads"]["fate"] == "not_supported"
     assert "object store" in answer["params"]["uploads"]["note"]
-    assert answer["params"]["create_table"]["fate"] == "not_supported"
+    assert answer["params"]["thread"] == {
+        "fate": "not_supported",
+        "note": "no model is configured (MODEL_BACKEND=none), so there is no thread to continue.",
+    }
 
 
 @pytest.mark.django_db

@@ -1,0 +1,83 @@
+"""How a model process reaches this project's MCP server: a config naming our own command.
+
+The tenant and the run travel as the server's command-line arguments, written by the memory —
+the model can neither see nor change them. The child gets the database URL of the process that
+spawned it, so it writes where the request is being served (the test database in tests).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from django.conf import settings
+from django.db import connection
+
+from memory.model.base import ToolScope
+
+MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
+# Settings a child process must share with its parent, passed only when set.
+SHARED_ENV = (
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "MEMORY_LANG",
+    "TIME_ZONE",
+    "CELERY_BROKER_URL",
+    "QDRANT_URL",
+    "QDRANT_API_KEY",
+    "LIGHTRAG_URL",
+    "LIGHTRAG_API_KEY",
+    "EMBEDDINGS_URL",
+    "EMBEDDINGS_API_KEY",
+    "OBJECTS_BACKEND",
+    "MACHINE_SECRET",
+    "MEMORY_INTERNAL_URL",
+    "PYTHONPATH",
+)
+
+
+def database_url() -> str:
+    """The URL of the database this process is connected to."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = quote(db.get("USER") or "", safe="")
+    password = quote(db.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+def child_env() -> dict[str, str]:
+    env = {
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "memory.settings"),
+        "DATABASE_URL": database_url(),
+        "MEMORY_DATA_DIR": str(settings.DATA_DIR),
+    }
+    env.update({name: os.environ[name] for name in SHARED_ENV if name in os.environ})
+    return env
+
+
+def server_params(scope: ToolScope) -> dict[str, Any]:
+    return {
+        "command": sys.executable,
+        "args": [
+            str(MANAGE),
+            "memory_mcp",
+            "--architect",
+            str(scope.architect_id),
+            "--run",
+            scope.run_id,
+            "--tools",
+            ",".join(scope.tools),
+        ],  # fmt: skip
+        "env": child_env(),
+    }
+
+
+def config(scope: ToolScope | None, *, server_name: str) -> dict[str, Any]:
+    if scope is None or not scope.tools:
+        return {"mcpServers": {}}
+    return {"mcpServers": {server_name: server_params(scope)}}

@@ -1,0 +1,298 @@
+"""The agent's tools: one registry, served over MCP to the CLI and called in-process by the
+HTTP backends. The schema of each tool comes from its signature (never from the instruction);
+its description names the occasion and the cost, not the mechanism (passport §19).
+
+A tool acts in the tenant of the scope the memory set for the process or the call — the
+architect is never an argument the model could change. Every call is recorded as a
+``ToolCall`` by the tool itself: the run's facts come from here, not from the model's account.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, validate_call
+
+from memory.errors import MemoryServiceError
+from memory.models import Architect, Run, ShapeEntry, ToolCall
+from memory.shape import selectors
+from memory.shape import tools as shape_tools
+from memory.shape.physical import ROOT_TABLE
+
+
+class ToolRefused(Exception):
+    """A tool call the memory refuses; the message goes back to the model as the tool's error."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    architect: Architect
+    run: Run | None
+
+
+_scope: ContextVar[Scope | None] = ContextVar("memory_tool_scope", default=None)
+_process_scope: Scope | None = None
+
+
+def bind_process(scope: Scope) -> None:
+    """The MCP server serves one architect and one run for its whole life."""
+    global _process_scope
+    _process_scope = scope
+
+
+@contextmanager
+def bound(scope: Scope) -> Iterator[None]:
+    """In-process tool calls (HTTP backends) run inside this block."""
+    token = _scope.set(scope)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def current() -> Scope:
+    scope = _scope.get() or _process_scope
+    if scope is None:
+        raise ToolRefused("the tool has no tenant: the memory did not bind one")
+    return scope
+
+
+Claim = Literal["stated", "inferred", "computed", "denied"]
+Label = Annotated[
+    str, Field(description="название, как его сказал бы человек (по-русски или по-английски)")
+]
+Basis = Annotated[
+    str, Field(description="основание: откуда это известно, словами (например, фраза архитектора)")
+]
+
+
+class ListItem(BaseModel):
+    value: Annotated[str, Field(description="сам элемент списка, например имя")]
+    fields: Annotated[
+        dict[str, str],
+        Field(
+            default_factory=dict,
+            description="признаки элемента: название → значение (роль, город…)",
+        ),
+    ]
+
+
+def _write_report(report: shape_tools.WriteReport) -> dict[str, Any]:
+    return report.as_dict()
+
+
+def write_value(
+    kind: Label,
+    value: str,
+    claim: Claim = "stated",
+    basis: Basis = "",
+    table: Annotated[
+        str | None, Field(description="таблица-список, если значение в её строке")
+    ] = None,
+    row: Annotated[int | None, Field(description="номер строки таблицы-списка")] = None,
+) -> dict[str, Any]:
+    scope = current()
+    return _write_report(
+        shape_tools.write_value(
+            architect=scope.architect,
+            kind=kind,
+            value=value,
+            claim=claim,
+            basis=basis,
+            table=table,
+            row=row,
+            run=scope.run,
+        )
+    )
+
+
+def make_new_kind(
+    kind: Label,
+    value: str,
+    claim: Claim = "stated",
+    basis: Basis = "",
+    table: Annotated[
+        str | None, Field(description="таблица-список, если это признак её строки")
+    ] = None,
+    row: Annotated[int | None, Field(description="номер строки таблицы-списка")] = None,
+) -> dict[str, Any]:
+    scope = current()
+    return _write_report(
+        shape_tools.make_new_kind(
+            architect=scope.architect,
+            kind=kind,
+            value=value,
+            claim=claim,
+            basis=basis,
+            table=table,
+            row=row,
+            run=scope.run,
+        )
+    )
+
+
+def promote_to_list(
+    kind: Label,
+    items: list[ListItem],
+    claim: Claim = "stated",
+    basis: Basis = "",
+) -> dict[str, Any]:
+    scope = current()
+    return _write_report(
+        shape_tools.promote_to_list(
+            architect=scope.architect,
+            kind=kind,
+            items=[{"value": i.value, "fields": dict(i.fields)} for i in items],
+            claim=claim,
+            basis=basis,
+            run=scope.run,
+        )
+    )
+
+
+def read_catalog() -> dict[str, Any]:
+    scope = current()
+    return {"tables": selectors.catalog_summary(scope.architect)}
+
+
+def read_table(
+    table: Annotated[
+        str,
+        Field(description="название таблицы-списка, или 'root' — одиночные значения архитектора"),
+    ],
+) -> dict[str, Any]:
+    scope = current()
+    if table.strip().lower() == "root":
+        kinds = list(
+            ShapeEntry.objects.filter(architect=scope.architect, kind="column", table=ROOT_TABLE)
+        )
+        return {"table": "root", "values": selectors.root_values(scope.architect, kinds)}
+    entry = shape_tools._table_entry(scope.architect, table)
+    return {
+        "table": entry.label,
+        "name": entry.table,
+        "rows": selectors.table_rows(scope.architect, entry),
+    }
+
+
+def ask_graph(
+    question: Annotated[str, Field(description="вопрос о связях, обычным текстом")],
+) -> dict[str, Any]:
+    raise ToolRefused(
+        "not_supported: граф знаний ещё не построен в этой памяти; ответ ищи в таблицах"
+    )
+
+
+def keep_object(
+    name: str,
+    media_type: Annotated[str, Field(description="например text/markdown")],
+    content: Annotated[str, Field(description="сам документ целиком")],
+    summary: Annotated[str, Field(description="короткое саммари: что в документе и зачем")],
+) -> dict[str, Any]:
+    raise ToolRefused("not_supported: хранилища объектов ещё нет; документ не сохранён")
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    name: str
+    fn: Callable[..., dict[str, Any]]
+    description: str
+    writes: bool
+
+
+TOOLS: tuple[AgentTool, ...] = (
+    AgentTool(
+        "write_value",
+        write_value,
+        "Поменять значение, для которого в памяти уже есть род (колонка корня или признака строки "
+        "списка). Дёшево: одна строка, форма не растёт. Если рода нет — ошибка, тогда make_new_kind.",
+        writes=True,
+    ),
+    AgentTool(
+        "make_new_kind",
+        make_new_kind,
+        "Записать одиночное свойство, для которого рода ещё нет. Форма растёт на один род — это "
+        "изменение схемы, поэтому для устойчивого свойства, а не для разовой реплики.",
+        writes=True,
+    ),
+    AgentTool(
+        "promote_to_list",
+        promote_to_list,
+        "Записать множество однородных вещей (друзья, команда) или дописать в существующий список. "
+        "Первый раз создаёт таблицу и переносит туда прежнее одиночное значение; дальше дописывает.",
+        writes=True,
+    ),
+    AgentTool(
+        "read_catalog",
+        read_catalog,
+        "Увидеть, какие таблицы и роды уже есть у архитектора. Дёшево, ничего не меняет.",
+        writes=False,
+    ),
+    AgentTool(
+        "read_table",
+        read_table,
+        "Прочитать строки одной таблицы-списка или одиночные значения архитектора ('root'). "
+        "Дёшево, ничего не меняет.",
+        writes=False,
+    ),
+    AgentTool(
+        "ask_graph",
+        ask_graph,
+        "Спросить граф знаний о связях между чем угодно. Без хода модели: граф отдаёт готовый контекст.",
+        writes=False,
+    ),
+    AgentTool(
+        "keep_object",
+        keep_object,
+        "Сохранить документ, который ты составил как ответ (таблицу, отчёт), и получить его вечный "
+        "идентификатор. Стоит места в хранилище объектов.",
+        writes=True,
+    ),
+)
+BY_NAME = {tool.name: tool for tool in TOOLS}
+WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes and t.name != "keep_object")
+READ_TOOLS = ("read_catalog", "read_table", "ask_graph")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Call one tool in the current scope and record the call; refusals are recorded too."""
+    tool = BY_NAME.get(name)
+    if tool is None:
+        raise ToolRefused(f"there is no tool {name!r}")
+    scope = current()
+    started = time.perf_counter()
+    record = None
+    if scope.run is not None:
+        record = ToolCall(
+            run=scope.run, architect=scope.architect, tool=name, arguments=_jsonable(arguments)
+        )
+    try:
+        # The same validation MCP applies, so in-process calls (HTTP backends) get it too.
+        result = validate_call(tool.fn)(**arguments)
+    except (MemoryServiceError, ToolRefused, ValidationError) as error:
+        message = error.message if isinstance(error, MemoryServiceError) else str(error)
+        if record is not None:
+            record.error = message
+            record.seconds = round(time.perf_counter() - started, 4)
+            record.save()
+        raise ToolRefused(message) from error
+    if record is not None:
+        record.result = result
+        record.seconds = round(time.perf_counter() - started, 4)
+        record.save()
+    return result

@@ -1,0 +1,236 @@
+"""A fake `claude` CLI that behaves as the passport measured (§17–§18), driven by a script.
+
+There is no model on these machines, so the tests put this first on PATH as `claude`. It is a
+scripted model, not a mock of our code: it parses the real command line, keeps each thread as a
+transcript file in a folder named after its working directory (so threads are bound to the
+folder, as the real CLI's are), returns the same session_id on --resume, fails on an unknown id
+exactly as measured (exit 1, empty stdout, "No conversation found with session ID: …" on
+stderr), and makes its scripted tool calls through the MCP servers named in --mcp-config — this
+project's real server — with the real MCP client.
+
+Environment:
+  FAKE_CLAUDE_HOME    where transcripts and the call log live (like ~/.claude)
+  FAKE_CLAUDE_SCRIPT  a JSON file: {"rules": [rule, …]}; the first rule whose "match" regex is
+                      found in the prompt (and "system_match" in the system prompt) decides:
+                        "tools":  [{"name", "arguments"}, …] called in order
+                        "result": text, or a list used in turn (by how often this rule already
+                                  answered in this thread); placeholders <<previous_prompt>>,
+                                  <<previous_result>>, <<turns>>, <<tool_results>>
+                        "exit", "stderr": fail like a crashing CLI; "sleep": seconds to hang
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+KNOWN_VALUE_FLAGS = {
+    "-p",
+    "--print",
+    "--system-prompt",
+    "--model",
+    "--output-format",
+    "--resume",
+    "--mcp-config",
+    "--allowedTools",
+    "--max-turns",
+}
+KNOWN_BARE_FLAGS = {"--strict-mcp-config", "--verbose"}
+
+
+def fail(code: int, message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.exit(code)
+
+
+def parse_args(argv: list[str]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    i = 0
+    while i < len(argv):
+        flag = argv[i]
+        if flag in KNOWN_VALUE_FLAGS:
+            if i + 1 >= len(argv):
+                fail(1, f"error: option '{flag}' argument missing")
+            args[flag.lstrip("-")] = argv[i + 1]
+            i += 2
+        elif flag in KNOWN_BARE_FLAGS:
+            args[flag.lstrip("-")] = True
+            i += 1
+        else:
+            fail(1, f"error: unknown option '{flag}'")
+    if "print" in args:
+        args["p"] = args.pop("print")
+    if "p" not in args:
+        fail(1, "error: this fake only runs in print mode (-p)")
+    return args
+
+
+def home() -> Path:
+    return Path(os.environ.get("FAKE_CLAUDE_HOME", Path.home() / ".claude"))
+
+
+def project_dir() -> Path:
+    return home() / "projects" / re.sub(r"[^A-Za-z0-9]", "-", os.getcwd())
+
+
+def load_transcript(session: str) -> list[dict[str, Any]]:
+    path = project_dir() / f"{session}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def pick_rule(prompt: str, system: str) -> tuple[int, dict[str, Any]]:
+    script_path = os.environ.get("FAKE_CLAUDE_SCRIPT")
+    rules = json.loads(Path(script_path).read_text())["rules"] if script_path else []
+    for index, rule in enumerate(rules):
+        if not re.search(rule.get("match", ""), prompt, re.S | re.I):
+            continue
+        if rule.get("system_match") and not re.search(rule["system_match"], system, re.S | re.I):
+            continue
+        return index, rule
+    return -1, {"result": "{}"}
+
+
+async def call_tools(
+    config_path: str | None, allowed: list[str], calls: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    if not calls:
+        return []
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    servers = json.loads(Path(config_path).read_text()).get("mcpServers", {}) if config_path else {}
+    results: list[dict[str, Any]] = []
+    clients: dict[str, Any] = {}
+    try:
+        offered: dict[str, tuple[str, Any]] = {}
+        for server_name, spec in servers.items():
+            client = Client(
+                StdioServerParameters(
+                    command=spec["command"], args=spec.get("args", []), env=spec.get("env")
+                )
+            )
+            clients[server_name] = await client.__aenter__()
+            for tool in (await clients[server_name].list_tools()).tools:
+                offered[f"mcp__{server_name}__{tool.name}"] = (tool.name, clients[server_name])
+        for call in calls:
+            full = next((k for k in offered if k.endswith(f"__{call['name']}")), None)
+            if full is None or full not in allowed:
+                results.append({"name": call["name"], "error": "tool not available"})
+                continue
+            name, client = offered[full]
+            answer = await client.call_tool(name, call.get("arguments", {}))
+            text = "".join(getattr(c, "text", "") for c in answer.content)
+            results.append(
+                {"name": call["name"], "is_error": bool(answer.is_error), "content": text}
+            )
+    finally:
+        for client in clients.values():
+            await client.__aexit__(None, None, None)
+    return results
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace(f"<<{key}>>", value)
+    return template
+
+
+def main() -> None:
+    started = time.monotonic()
+    args = parse_args(sys.argv[1:])
+    prompt, system = args["p"], args.get("system-prompt", "")
+    home().mkdir(parents=True, exist_ok=True)
+    with (home() / "calls.jsonl").open("a") as log:
+        log.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd()}, ensure_ascii=False) + "\n")
+
+    session = args.get("resume")
+    history: list[dict[str, Any]] = []
+    if session:
+        history = load_transcript(session)
+        if not history:
+            fail(1, f"No conversation found with session ID: {session}")
+    else:
+        session = str(uuid.uuid4())
+
+    index, rule = pick_rule(prompt, system)
+    if rule.get("sleep"):
+        time.sleep(float(rule["sleep"]))
+    if "exit" in rule:
+        fail(int(rule["exit"]), rule.get("stderr", "fake failure"))
+
+    allowed = [t for t in (args.get("allowedTools") or "").split(",") if t]
+    tool_results = asyncio.run(call_tools(args.get("mcp-config"), allowed, rule.get("tools", [])))
+
+    result = rule.get("result", "")
+    if isinstance(result, list):
+        used = sum(1 for turn in history if turn.get("rule") == index)
+        result = result[min(used, len(result) - 1)]
+    previous = history[-1] if history else {}
+    result = fill(
+        result,
+        {
+            "previous_prompt": previous.get("prompt", ""),
+            "previous_result": previous.get("result", ""),
+            "turns": str(len(history)),
+            "tool_results": json.dumps(tool_results, ensure_ascii=False),
+        },
+    )
+
+    servers = []
+    if args.get("mcp-config"):
+        servers = sorted(json.loads(Path(args["mcp-config"]).read_text()).get("mcpServers", {}))
+    turn = {
+        "prompt": prompt,
+        "system": system,
+        "result": result,
+        "rule": index,
+        "model": args.get("model"),
+        "mcp_servers": servers,
+        "allowed_tools": allowed,
+        "tool_results": tool_results,
+    }
+    project_dir().mkdir(parents=True, exist_ok=True)
+    with (project_dir() / f"{session}.jsonl").open("a") as transcript:
+        transcript.write(json.dumps(turn, ensure_ascii=False) + "\n")
+
+    # Token counts stand in for real ones; what matters is their shape: a fresh thread creates
+    # the cache, a resumed one reads its history from it (passport §18).
+    past = len(system) + sum(len(t["prompt"]) + len(t["result"]) for t in history)
+    created = len(system) // 4 if not history else len(prompt) // 4
+    read = past // 4 if history else 0
+    tokens_in, tokens_out = len(prompt) // 4 + 1, len(result) // 4 + 1
+    cost = (tokens_in * 3 + tokens_out * 15 + created * 3.75 + read * 0.3) / 1_000_000
+    envelope = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "duration_ms": int((time.monotonic() - started) * 1000),
+        "num_turns": 1 + len(tool_results),
+        "result": result,
+        "session_id": session,
+        "total_cost_usd": round(cost, 6),
+        "usage": {
+            "input_tokens": tokens_in,
+            "cache_creation_input_tokens": created,
+            "cache_read_input_tokens": read,
+            "output_tokens": tokens_out,
+            "cache_creation": {
+                "ephemeral_1h_input_tokens": created,
+                "ephemeral_5m_input_tokens": 0,
+            },
+        },
+    }
+    sys.stdout.write(json.dumps(envelope, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

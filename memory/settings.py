@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
 from environs import Env
 
 from memory.contract.version import CONTRACT_VERSION
@@ -156,6 +157,70 @@ EMBEDDINGS_DIM = env.int("EMBEDDINGS_DIM", 384)
 EMBEDDINGS_QUERY_PREFIX = env.str("EMBEDDINGS_QUERY_PREFIX", "query: ")
 EMBEDDINGS_PASSAGE_PREFIX = env.str("EMBEDDINGS_PASSAGE_PREFIX", "passage: ")
 EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
+# Where the embedded stores keep their files (Qdrant local, LightRAG, objects).
+MEMORY_STORES_DIR = Path(env.str("MEMORY_STORES_DIR", str(DATA_DIR / "stores"))).resolve()
+# Vectors: Qdrant local mode under the stores folder unless a server is named.
+QDRANT_URL = env.str("QDRANT_URL", "")
+QDRANT_API_KEY = env.str("QDRANT_API_KEY", "")
+QDRANT_TIMEOUT = env.int("QDRANT_TIMEOUT", 10)
+# Relevance floors of level 4, measured on the embedder (bench/objects_threshold.py; PASSPORT.md).
+VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.84)
+OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
+# Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
+# serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or
+# ids) to URLs, and LIGHTRAG_URL is a template with {architect} (the id) for the rest.
+LIGHTRAG_URL = env.str("LIGHTRAG_URL", "")
+if LIGHTRAG_URL and "{architect}" not in LIGHTRAG_URL:
+    raise ImproperlyConfigured(
+        "LIGHTRAG_URL must contain {architect}: one LightRAG server serves one architect "
+        "(or name each architect's server in LIGHTRAG_URLS)"
+    )
+LIGHTRAG_URLS: dict[str, str] = env.json("LIGHTRAG_URLS", {})
+LIGHTRAG_API_KEY = env.str("LIGHTRAG_API_KEY", "")
+GRAPH_TIMEOUT = env.float("GRAPH_TIMEOUT", 30.0)
+GRAPH_COSINE_THRESHOLD = env.float("GRAPH_COSINE_THRESHOLD", 0.2)
+# Objects: a filesystem folder by default, an S3-compatible bucket with OBJECTS_BACKEND=s3.
+OBJECTS_BACKEND = env.str(
+    "OBJECTS_BACKEND", "filesystem", validate=lambda v: v in ("filesystem", "s3")
+)
+OBJECTS_S3_BUCKET = env.str("OBJECTS_S3_BUCKET", "")
+OBJECTS_S3_ENDPOINT_URL = env.str("OBJECTS_S3_ENDPOINT_URL", "")
+OBJECTS_S3_ACCESS_KEY = env.str("OBJECTS_S3_ACCESS_KEY", "")
+OBJECTS_S3_SECRET_KEY = env.str("OBJECTS_S3_SECRET_KEY", "")
+_objects_storage: dict[str, object] = (
+    {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": OBJECTS_S3_BUCKET,
+            "endpoint_url": OBJECTS_S3_ENDPOINT_URL or None,
+            "access_key": OBJECTS_S3_ACCESS_KEY or None,
+            "secret_key": OBJECTS_S3_SECRET_KEY or None,
+            "file_overwrite": False,
+        },
+    }
+    if OBJECTS_BACKEND == "s3"
+    else {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(MEMORY_STORES_DIR / "objects")},
+    }
+)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "objects": _objects_storage,
+}
+
+# --- one process owns the embedded stores --------------------------------------------------------
+# Local Qdrant locks its folder and in-process LightRAG lives in one process's memory, so with
+# the embedded engines the web process owns them and other processes (the Celery worker, the
+# MCP server a model starts) reach them through the internal door: MEMORY_STORE_ACCESS=door
+# and MEMORY_INTERNAL_URL. With a Qdrant server and a LightRAG server every process goes direct.
+MEMORY_STORE_ACCESS = env.str(
+    "MEMORY_STORE_ACCESS", "direct", validate=lambda v: v in ("direct", "door")
+)
+MEMORY_INTERNAL_URL = env.str("MEMORY_INTERNAL_URL", "")
+MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
+OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
 
 # --- Celery ----------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://")
@@ -236,5 +301,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.log_level("LOG_LEVEL", "INFO")},
-    "loggers": {"pymorphy3": {"level": "WARNING"}},
+    "loggers": {
+        "pymorphy3": {"level": "WARNING"},
+        "pymorphy2": {"level": "WARNING"},
+        "lightrag": {"level": "WARNING"},
+        "nano-vectordb": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
 }

@@ -1,4 +1,8 @@
-"""Fixed personas: two architects, Alice and Bob, each with a memory key; Carol signs in."""
+"""Fixed personas: two architects, Alice and Bob, each with a memory key; Carol signs in.
+
+Every test gets its own folder for the embedded stores (Qdrant local, LightRAG, objects):
+ids restart between tests, so shared folders would leak one test's vectors into the next.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,25 @@ import pytest
 from rest_framework.test import APIClient
 
 from memory.models import ApiKey, Architect, User
+
+pytest_plugins = ["tests.lightrag_server.fixtures"]
+
+
+@pytest.fixture(autouse=True)
+def _own_stores(tmp_path: Any, settings: Any) -> Any:
+    from memory import stores
+
+    stores.reset()
+    settings.MEMORY_STORES_DIR = tmp_path / "stores"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "objects": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "stores" / "objects")},
+        },
+    }
+    yield
+    stores.reset()
 
 
 def make_key(architect: Architect, max_depth: str = "standard") -> str:

@@ -29,6 +29,7 @@ SHARED_ENV = (
     "QDRANT_URL",
     "QDRANT_API_KEY",
     "LIGHTRAG_URL",
+    "LIGHTRAG_URLS",
     "LIGHTRAG_API_KEY",
     "EMBEDDINGS_URL",
     "EMBEDDINGS_API_KEY",
@@ -55,8 +56,14 @@ def child_env() -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "memory.settings"),
         "DATABASE_URL": database_url(),
         "MEMORY_DATA_DIR": str(settings.DATA_DIR),
+        "MEMORY_STORES_DIR": str(settings.MEMORY_STORES_DIR),
     }
     env.update({name: os.environ[name] for name in SHARED_ENV if name in os.environ})
+    if not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS)):
+        # The embedded stores belong to this process: the child reaches them through the door.
+        env["MEMORY_STORE_ACCESS"] = "door"
+        if settings.MEMORY_INTERNAL_URL:
+            env["MEMORY_INTERNAL_URL"] = settings.MEMORY_INTERNAL_URL
     return env
 
 

@@ -183,18 +183,50 @@ def read_table(
 def ask_graph(
     question: Annotated[str, Field(description="вопрос о связях, обычным текстом")],
 ) -> dict[str, Any]:
-    raise ToolRefused(
-        "not_supported: граф знаний ещё не построен в этой памяти; ответ ищи в таблицах"
+    from memory import language
+    from memory.levels import graph as graph_level
+    from memory.levels.context import RecallContext
+
+    scope = current()
+    ctx = RecallContext(
+        architect=scope.architect,
+        text=question,
+        keywords=language.keywords(question),
+        scope=[],
+        lang="ru",
     )
+    outcome = graph_level.search(ctx)
+    if not outcome.found:
+        return {"found": False, "note": outcome.report[0].note if outcome.report else ""}
+    return {"found": True, "kind": outcome.kind, "context": outcome.data}
 
 
 def keep_object(
     name: str,
     media_type: Annotated[str, Field(description="например text/markdown")],
     content: Annotated[str, Field(description="сам документ целиком")],
-    summary: Annotated[str, Field(description="короткое саммари: что в документе и зачем")],
+    summary: Annotated[
+        str, Field(description="короткое саммари: что в документе и где подробности")
+    ],
 ) -> dict[str, Any]:
-    raise ToolRefused("not_supported: хранилища объектов ещё нет; документ не сохранён")
+    from memory.services.objects import object_keep
+
+    scope = current()
+    obj, _ = object_keep(
+        architect=scope.architect,
+        name=name,
+        media_type=media_type,
+        content=content.encode("utf-8"),
+        summary=summary,
+        origin="answer",
+        run=scope.run,
+    )
+    return {
+        "object": str(obj.pk),
+        "media_type": obj.media_type,
+        "summary": obj.summary,
+        "size": obj.size,
+    }
 
 
 @dataclass(frozen=True)
@@ -255,7 +287,7 @@ TOOLS: tuple[AgentTool, ...] = (
     ),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
-WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes and t.name != "keep_object")
+WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes)
 READ_TOOLS = ("read_catalog", "read_table", "ask_graph")
 
 

@@ -19,6 +19,7 @@ CLOSED_COMPONENTS = (
     "TableWrite",
     "Stored",
     "ModelBlock",
+    "StoreWrite",
     "ModelError",
     "ErrorBody",
     "ErrorDetail",

@@ -125,6 +125,16 @@ class ModelBlock(serializers.Serializer):
     error = ModelError(required=False)
 
 
+class StoreWrite(serializers.Serializer):
+    status = serializers.ChoiceField(choices=("written", "queued"))
+    items = serializers.IntegerField(min_value=0)
+    note = serializers.CharField(required=False, help_text="why it is queued")
+
+
+class StoreWrites(serializers.DictField):
+    child = StoreWrite()
+
+
 class RememberAnswer(_Frame):
     stored = Stored()
     tables = serializers.ListField(child=TableWrite(), help_text="which tables got what")
@@ -133,6 +143,7 @@ class RememberAnswer(_Frame):
         child=serializers.CharField(), help_text="tables created by this run that received rows"
     )
     model = ModelBlock()
+    stores = StoreWrites(help_text="vectors and graph: written now, or queued in the outbox")
 
 
 class ErrorDetail(serializers.Serializer):

@@ -4,8 +4,10 @@ live in ``memory.ladder``; this package only says how each store is asked."""
 from __future__ import annotations
 
 from memory.ladder import Step
+from memory.levels import graph as graph_level
 from memory.levels import model as model_level
 from memory.levels import tables
+from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
 
 
@@ -14,6 +16,8 @@ def steps_for(ctx: RecallContext) -> list[Step]:
     return [
         Step(1, available=lambda: None, search=lambda: tables.search(ctx)),
         Step(2, available=model_level.available, search=lambda: model_level.search(ctx)),
+        Step(3, available=lambda: None, search=lambda: graph_level.search(ctx)),
+        Step(4, available=lambda: None, search=lambda: vectors_level.search(ctx)),
     ]
 
 

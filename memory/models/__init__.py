@@ -2,6 +2,8 @@
 
 from .agent import Thread, ToolCall
 from .notes import Note, NoteKeyword
+from .objects import MemoryObject
+from .outbox import OutboxItem
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
 from .tenancy import ApiKey, Architect, User
@@ -9,8 +11,10 @@ from .tenancy import ApiKey, Architect, User
 __all__ = [
     "ApiKey",
     "Architect",
+    "MemoryObject",
     "Note",
     "NoteKeyword",
+    "OutboxItem",
     "Run",
     "ShapeEntry",
     "Thread",

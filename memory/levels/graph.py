@@ -1,0 +1,118 @@
+"""Level 3: the knowledge graph, at zero model cost.
+
+Keywords are built by code — named things (natasha, English rules) and content lemmas — and
+sent as both ``hl_keywords`` and ``ll_keywords``; the mode is named and only context comes back.
+LightRAG ranks by vector similarity with a low cut-off, and e5 gives ≈0.8 to almost any pair, so
+it returns context for nearly every question. The memory therefore decides itself: the context
+answers only when an entity the graph returned is named in the question (their lemmas meet).
+A level that always answered would make the levels above it unreachable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory import language, ner
+from memory.errors import MemoryServiceError
+from memory.i18n import Text
+from memory.ladder import Kind, Outcome, ReportEntry
+from memory.levels.context import RecallContext
+from memory.stores.graph import QUERY_MODE, graph
+
+MAX_SOURCES = 5
+
+_NO_KEYWORDS = Text(ru="в вопросе нет слов для графа", en="the question has no words for the graph")
+_UNRELATED = Text(
+    ru="граф вернул {count} сущностей, ни одна не названа в вопросе",
+    en="the graph returned {count} entities, none of them named in the question",
+)
+_MATCHED = Text(ru="совпали сущности: {names}", en="matched entities: {names}")
+_FOUND = Text(ru="Найдено в графе знаний:", en="Found in the knowledge graph:")
+_SOURCES = Text(ru="Источники:", en="Sources:")
+
+
+def keywords(ctx: RecallContext) -> tuple[list[str], list[str]]:
+    """(hl, ll): built by code so the graph never needs a model to extract them."""
+    named = [n.name for n in ner.entities(ctx.text)]
+    low = list(dict.fromkeys([*named, *ctx.keywords]))
+    high = list(dict.fromkeys(ctx.keywords or named))
+    return (high or low), (low or high)
+
+
+def _lemmas(text: str) -> set[str]:
+    return set(language.keywords(text))
+
+
+def search(ctx: RecallContext) -> Outcome:
+    high, low = keywords(ctx)
+    trace: list[dict[str, Any]] = [
+        {
+            "level": 3,
+            "event": "keywords",
+            "mode": QUERY_MODE,
+            "hl_keywords": high,
+            "ll_keywords": low,
+        }
+    ]
+    if not high or not low:
+        entry = ReportEntry(3, "graph", "lightrag", "empty", note=_NO_KEYWORDS(ctx.lang))
+        return Outcome(found=False, report=[entry], trace=trace)
+    try:
+        context = graph().query(
+            architect_id=ctx.architect.pk, question=ctx.text, hl_keywords=high, ll_keywords=low
+        )
+    except MemoryServiceError as error:
+        entry = ReportEntry(3, "graph", "lightrag", "failed", note=f"{error.code}: {error.message}")
+        return Outcome(found=False, report=[entry], trace=trace)
+
+    asked = set(ctx.keywords) | {lemma for name in low for lemma in _lemmas(name)}
+    matched = [e for e in context.entities if _lemmas(e["name"]) & asked]
+    trace.append(
+        {"level": 3, "event": "context", "entities": len(context.entities), "matched": len(matched)}
+    )
+    if not matched:
+        entry = ReportEntry(
+            3,
+            "graph",
+            "lightrag",
+            "empty",
+            returned=0,
+            note=_UNRELATED(ctx.lang, count=len(context.entities)),
+        )
+        return Outcome(found=False, report=[entry], trace=trace)
+
+    names = {e["name"] for e in matched}
+    relations = [r for r in context.relations if r["source"] in names or r["target"] in names]
+    matched_lemmas = {lemma for e in matched for lemma in _lemmas(e["name"])}
+    chunks = [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas][:MAX_SOURCES]
+    covered = matched_lemmas | {
+        lemma
+        for r in relations
+        for lemma in _lemmas(f"{r['source']} {r['target']} {r['description']} {r['keywords']}")
+    }
+    kind: Kind = (
+        "affirmative" if set(ctx.keywords) and set(ctx.keywords) <= covered else "probabilistic"
+    )
+    lines = [_FOUND(ctx.lang)]
+    lines += [f"- {r['source']} → {r['target']}: {r['description']}" for r in relations]
+    if chunks:
+        lines.append(_SOURCES(ctx.lang))
+        lines += [f"- «{c['content'][:300]}»" for c in chunks]
+    entry = ReportEntry(
+        3,
+        "graph",
+        "lightrag",
+        "answered",
+        returned=len(matched),
+        kind=kind,
+        note=_MATCHED(ctx.lang, names=", ".join(sorted(names))),
+    )
+    return Outcome(
+        found=True,
+        kind=kind,
+        form="text",
+        text="\n".join(lines),
+        data={"entities": matched, "relations": relations, "chunks": chunks},
+        report=[entry],
+        trace=trace,
+    )

@@ -1,0 +1,33 @@
+"""Objects: a whole thing with an eternal id, found by its card (passport §14, §19)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+ORIGINS = [("upload", "upload"), ("answer", "answer")]
+
+
+class MemoryObject(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    architect = models.ForeignKey(
+        "memory.Architect", on_delete=models.CASCADE, related_name="memory_objects"
+    )
+    name = models.CharField(max_length=255)
+    media_type = models.CharField(max_length=127)
+    description = models.TextField(blank=True)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    storage_key = models.CharField(max_length=500)
+    origin = models.CharField(max_length=8, choices=ORIGINS)
+    summary = models.TextField(blank=True)
+    run = models.ForeignKey("memory.Run", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "object"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.media_type})"

@@ -1,0 +1,31 @@
+"""The outbox: every write to the vectors or the graph is first a row here, in the same
+transaction as the fact it comes from, then delivered. A store that is down keeps it queued
+and a Celery task replays it with backoff, so nothing written is ever lost."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+STATUSES = [("queued", "queued"), ("done", "done")]
+
+
+class OutboxItem(models.Model):
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    store = models.CharField(max_length=16)  # vectors | graph
+    op = models.CharField(max_length=32)
+    payload = models.JSONField()
+    run = models.ForeignKey("memory.Run", null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=8, choices=STATUSES, default="queued", db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="outbox_due")]
+
+    def __str__(self) -> str:
+        return f"{self.store}.{self.op} #{self.pk} ({self.status})"

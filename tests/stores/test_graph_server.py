@@ -1,0 +1,108 @@
+"""The memory against REAL lightrag-server processes (one per architect), with an
+OpenAI-compatible stub for the server's model and embeddings that logs every request."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from memory import stores
+from memory.models import OutboxItem
+from memory.tasks import outbox_replay
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.lightrag_server,
+    pytest.mark.django_db(transaction=True),
+]
+
+FACT = "Мы с женой познакомились в Праге в 2015 году."
+QUESTION = "С чем связана Прага в моей жизни?"
+
+
+def settle(server) -> None:
+    """Wait until the server has finished the asynchronous text inserts (its own model work)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = httpx.get(
+            f"{server.url}/documents/pipeline_status", headers=server.headers, timeout=10
+        ).json()
+        if not status.get("busy"):
+            return
+        time.sleep(0.2)
+    raise AssertionError("the server's pipeline stayed busy")
+
+
+@pytest.fixture
+def on_servers(settings):
+    def point(mapping: dict[str, object], api_key: str) -> None:
+        stores.reset()
+        settings.LIGHTRAG_URLS = {name: server.url for name, server in mapping.items()}
+        settings.LIGHTRAG_API_KEY = api_key
+        stores.reset()
+
+    yield point
+    stores.reset()
+
+
+def test_level_3_on_the_server_makes_no_model_call(lightrag_server, on_servers, alice, client_for):
+    on_servers({"alice": lightrag_server}, lightrag_server.api_key)
+    api = client_for(alice)
+    stored = api.remember(FACT)
+    assert stored["stores"]["graph"]["status"] == "written"
+    settle(lightrag_server)
+    calls_before = lightrag_server.llm_calls()
+    answer = api.recall(QUESTION)
+    assert answer["depth_used"] == 3
+    assert answer["answer"]["found"] is True
+    assert "Прага" in [e for e in answer["report"] if e["level"] == 3][0]["note"]
+    assert lightrag_server.llm_calls() == calls_before  # zero model calls at level 3
+    assert lightrag_server.embedding_calls() > 0
+
+
+def test_each_architect_has_their_own_server_and_sees_only_it(
+    lightrag_server_factory, on_servers, alice, bob, client_for
+):
+    alices, bobs = (
+        lightrag_server_factory(),
+        lightrag_server_factory(api_key=None or "test-lightrag-key"),
+    )
+    on_servers({"alice": alices, "bob": bobs}, alices.api_key)
+    client_for(alice).remember(FACT)
+    settle(alices)
+    assert client_for(bob).recall(QUESTION)["answer"]["found"] is False
+    entities = httpx.get(f"{bobs.url}/graph/label/list", headers=bobs.headers, timeout=10).json()
+    assert "Прага" not in entities
+
+
+def test_an_architect_with_no_server_is_refused_not_sent_elsewhere(
+    lightrag_server, on_servers, alice, bob, client_for
+):
+    on_servers({"alice": lightrag_server}, lightrag_server.api_key)
+    stored = client_for(bob).remember(FACT)
+    assert stored["stores"]["graph"]["status"] == "queued"
+    assert "no LightRAG server for architect" in stored["stores"]["graph"]["note"]
+
+
+def test_with_the_server_down_the_graph_write_is_queued_and_replayed_when_it_is_back(
+    lightrag_server, on_servers, alice, client_for
+):
+    on_servers({"alice": lightrag_server}, lightrag_server.api_key)
+    api = client_for(alice)
+    lightrag_server.stop()
+    stored = api.remember(FACT)
+    assert stored["stores"]["graph"]["status"] == "queued"
+    assert stored["stores"]["vectors"]["status"] == "written"
+    queued = OutboxItem.objects.get(status="queued")
+    assert queued.store == "graph" and queued.attempts == 1 and queued.last_error
+
+    lightrag_server.start()
+    OutboxItem.objects.update(next_attempt_at=queued.created_at)  # due now, not after the backoff
+    result = outbox_replay.apply().get()
+    assert result["delivered"] == [queued.pk]
+    assert OutboxItem.objects.get(pk=queued.pk).status == "done"
+    settle(lightrag_server)
+    answer = api.recall(QUESTION)
+    assert answer["depth_used"] == 3 and answer["answer"]["found"] is True  # nothing was lost

@@ -128,6 +128,11 @@ MEMORY_KEY_DEFAULT_DEPTH = env.str(
     "MEMORY_KEY_DEFAULT_DEPTH", "standard", validate=lambda v: v in ("standard", "deep", "extreme")
 )
 
+# The memory agent's instruction (the reset button writes the reference version back here).
+MEMORY_INSTRUCTION_PATH = Path(
+    env.str("MEMORY_INSTRUCTION_PATH", str(BASE_DIR / "MEMORY-AGENT.md"))
+)
+
 # --- the model (SPEC §11) --------------------------------------------------------------------
 # none: no model (the embedded default; whatever needs one says so) · claude: the CLI ·
 # anthropic: the Messages API over HTTP · openai: an OpenAI-compatible server (Ollama, vLLM…).

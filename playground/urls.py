@@ -5,6 +5,12 @@ from playground import views
 
 urlpatterns = [
     path("settings", views.settings_page, name="settings"),
+    path("settings/summary", views.summary, name="settings-summary"),
+    path("settings/scope-card", views.scope_card, name="settings-scope-card"),
+    path("settings/probe/<str:store>", views.probe, name="settings-probe"),
+    path("settings/instruction/diff", views.instruction_diff, name="settings-instruction-diff"),
+    path("settings/instruction/reset", views.instruction_reset, name="settings-instruction-reset"),
+    path("settings/runs/<uuid:run_id>/progress", views.run_progress, name="settings-run-progress"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -1,50 +1,238 @@
 """The stand: a direct line to the memory, no agent in between, the raw answer shown.
 
-It calls the same service functions as the API; it owns no memory logic.
+It calls the same service functions as the API (the playground owns no memory logic), probes
+the graph and the vectors through the internal door (the server adds the machine secret; the
+browser never sees it), and gives staff the instruction reset. One view renders the full page,
+or a named fragment of it when htmx asks (django-template-partials).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from uuid import UUID
 
+import httpx
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
+from memory import ladder, language
 from memory.auth import caller_for_user
 from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
+from memory.levels import graph as graph_level
+from memory.levels.context import RecallContext
+from memory.models import Run
+from memory.services import instruction
 from memory.services.recall import recall
 from memory.services.remember import remember
+from memory.stores.door import HEADER
+from playground import controls, forms
+from playground.text import UI
 
 SECTION = "memory-test"
 VERBS = {"remember": remember, "recall": recall}
+LEVEL_NAMES = {
+    1: {"ru": "таблицы", "en": "tables"},
+    2: {"ru": "модель", "en": "model"},
+    3: {"ru": "граф знаний", "en": "knowledge graph"},
+    4: {"ru": "векторы", "en": "vectors"},
+    5: {"ru": "исследование", "en": "research"},
+}
+
+
+def _lang() -> str:
+    return "en" if (get_language() or "ru").startswith("en") else "ru"
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))
+
+
+def _context(request: HttpRequest, stand: forms.Stand, lang: str, **extra: Any) -> dict[str, Any]:
+    items = controls.by_name(lang)
+    return {
+        "lang": lang,
+        "ui": {key: text(lang) for key, text in UI.items()},
+        "stand": stand,
+        "c": items,
+        "uploads": items["uploads"],
+        "summary": stand.summary(lang),
+        "next_card": max((card.number for card in stand.cards), default=0) + 1,
+        "is_staff": request.user.is_staff,
+        "contract": CONTRACT_VERSION,
+        **({"difference": instruction.difference()} if request.user.is_staff else {}),
+        **extra,
+    }
+
+
+def _readable(answer: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The parts of a raw answer the readable view shows beside the JSON."""
+    used = answer.get("depth_used")
+    return {
+        "depth_name": LEVEL_NAMES.get(used, {}).get(lang, "—") if used else "—",
+        "params": sorted(answer.get("params", {}).items()),
+        "trace_json": json.dumps(answer.get("trace"), ensure_ascii=False, indent=2)
+        if "trace" in answer
+        else "",
+    }
 
 
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     if request.GET.get("section", SECTION) != SECTION:
         raise Http404("unknown settings section")
-    lang = get_language() or "ru"
-    context: dict[str, Any] = {"lang": lang, "text": "", "answer": None, "verb": None}
-    if request.method == "POST":
-        verb = request.POST.get("verb", "")
-        if verb not in VERBS:
-            return HttpResponse("verb must be remember or recall", status=400)
-        text = request.POST.get("text", "")
-        caller = caller_for_user(request.user)
-        try:
-            answer = VERBS[verb](caller=caller, data={"text": text, "lang": lang})
-            status = 200
-        except MemoryServiceError as error:
-            answer = {"contract": CONTRACT_VERSION, "error": error.as_dict()}
-            status = error.status
-        context.update(
-            text=text,
-            verb=verb,
-            answer=json.dumps(answer, ensure_ascii=False, indent=2),
+    lang = _lang()
+    if request.method != "POST":
+        return render(request, "playground/stand.html", _context(request, forms.Stand(), lang))
+
+    stand = forms.read(request.POST)
+    verb = stand.verb
+    if verb not in VERBS:
+        return HttpResponse("verb must be remember or recall", status=400)
+    data, left_out = stand.data(verb, lang)
+    status = 200
+    try:
+        answer = VERBS[verb](caller=caller_for_user(request.user), data=data)
+    except MemoryServiceError as error:
+        answer = {"contract": CONTRACT_VERSION, "error": error.as_dict()}
+        status = error.status
+    stand.mark_scope_errors(
+        answer.get("params", {}).get("scope")
+        or answer.get("error", {}).get("params", {}).get("scope"),
+        lang,
+    )
+    context = _context(
+        request,
+        stand,
+        lang,
+        verb=verb,
+        answer=answer,
+        answer_json=json.dumps(answer, ensure_ascii=False, indent=2),
+        readable=_readable(answer, lang),
+        left_out=left_out,
+        sent=json.dumps(data, ensure_ascii=False, indent=2),
+    )
+    template = "playground/stand.html#main" if _is_htmx(request) else "playground/stand.html"
+    return render(request, template, context, status=status)
+
+
+@login_required
+@require_POST
+def summary(request: HttpRequest) -> HttpResponse:
+    """The folded card's list of set values, re-rendered as the architect changes them."""
+    lang = _lang()
+    return render(
+        request, "playground/stand.html#summary", _context(request, forms.read(request.POST), lang)
+    )
+
+
+@login_required
+@require_GET
+def scope_card(request: HttpRequest) -> HttpResponse:
+    lang = _lang()
+    try:
+        number = max(1, int(request.GET.get("n", "1")))
+    except ValueError:
+        number = 1
+    context = _context(request, forms.Stand(), lang, card=forms.Card(number))
+    return render(request, "playground/stand.html#scope_card", context)
+
+
+@login_required
+@require_POST
+def probe(request: HttpRequest, store: str) -> HttpResponse:
+    """Ask one store directly, through the internal door; the secret never reaches the browser."""
+    lang = _lang()
+    question = request.POST.get("question", "").strip()
+    architect = caller_for_user(request.user).architect
+    if store == "graph":
+        ctx = RecallContext(
+            architect=architect,
+            text=question,
+            keywords=language.keywords(question),
+            scope=[],
+            lang=lang,
         )
-        return render(request, "playground/stand.html", context, status=status)
-    return render(request, "playground/stand.html", context)
+        high, low = graph_level.keywords(ctx)
+        path, body = (
+            "graph/query",
+            {
+                "architect": architect.pk,
+                "question": question,
+                "hl_keywords": high,
+                "ll_keywords": low,
+            },
+        )
+    elif store == "vectors":
+        kind = request.POST.get("kind", "notes")
+        path, body = (
+            "vectors/search",
+            {"architect": architect.pk, "kind": kind, "query": question, "limit": 5},
+        )
+    else:
+        raise Http404("unknown store")
+    base = settings.MEMORY_INTERNAL_URL or request.build_absolute_uri("/").rstrip("/")
+    try:
+        response = httpx.post(
+            f"{base}/internal/v1/{path}",
+            json=body,
+            headers={HEADER: settings.MACHINE_SECRET},
+            timeout=30,
+        )
+        result: Any = {"status": response.status_code, "sent": body, "answer": response.json()}
+    except (httpx.HTTPError, ValueError) as error:
+        result = {"status": None, "sent": body, "error": str(error)}
+    context = _context(
+        request,
+        forms.Stand(),
+        lang,
+        probe_store=store,
+        probe_json=json.dumps(result, ensure_ascii=False, indent=2),
+    )
+    return render(request, "playground/stand.html#probe", context)
+
+
+def _staff(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("the reference instruction is staff only")
+
+
+@login_required
+@require_GET
+def instruction_diff(request: HttpRequest) -> HttpResponse:
+    _staff(request)
+    lang = _lang()
+    context = _context(
+        request, forms.Stand(), lang, difference=instruction.difference(), show_diff=True
+    )
+    return render(request, "playground/stand.html#instruction", context)
+
+
+@login_required
+@require_POST
+def instruction_reset(request: HttpRequest) -> HttpResponse:
+    _staff(request)
+    if request.POST.get("confirm") != "yes":
+        return HttpResponse(UI["reset_confirm_needed"](_lang()), status=400)
+    instruction.instruction_reset(user=request.user)
+    if _is_htmx(request):
+        return HttpResponseClientRefresh()
+    return redirect(f"{reverse('settings')}?section={SECTION}")
+
+
+@login_required
+@require_GET
+def run_progress(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    """A run's live state for long cycles: the stand polls it while the run is running."""
+    lang = _lang()
+    run = get_object_or_404(Run, pk=run_id, architect=caller_for_user(request.user).architect)
+    context = _context(request, forms.Stand(), lang, run=run, levels=ladder.LEVELS)
+    return render(request, "playground/stand.html#progress", context)

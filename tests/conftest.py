@@ -7,6 +7,7 @@ ids restart between tests, so shared folders would leak one test's vectors into 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,10 @@ def _own_stores(tmp_path: Any, settings: Any) -> Any:
     from memory import stores
 
     stores.reset()
+    # Tests may reset the instruction: they work on a copy, never on the repo's file.
+    instruction = tmp_path / "MEMORY-AGENT.md"
+    instruction.write_text(Path(settings.MEMORY_INSTRUCTION_PATH).read_text(encoding="utf-8"))
+    settings.MEMORY_INSTRUCTION_PATH = instruction
     settings.MEMORY_STORES_DIR = tmp_path / "stores"
     settings.STORAGES = {
         **settings.STORAGES,

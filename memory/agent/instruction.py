@@ -14,7 +14,6 @@ from pathlib import Path
 import yaml
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-INSTRUCTION = BASE_DIR / "MEMORY-AGENT.md"
 SKILLS_DIR = BASE_DIR / "skills"
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n(.*)\Z", re.S)
 
@@ -59,7 +58,9 @@ def skills() -> dict[str, Skill]:
 
 
 def instruction() -> str:
-    return INSTRUCTION.read_text(encoding="utf-8").strip()
+    from django.conf import settings
+
+    return Path(settings.MEMORY_INSTRUCTION_PATH).read_text(encoding="utf-8").strip()
 
 
 def system_prompt(needed: Sequence[str], extra: str = "") -> str:

@@ -1,6 +1,7 @@
 """The memory's own tables (the dynamic, grown tables are not Django models)."""
 
 from .agent import Thread, ToolCall
+from .instruction import InstructionReference
 from .notes import Note, NoteKeyword
 from .objects import MemoryObject
 from .outbox import OutboxItem
@@ -9,6 +10,7 @@ from .shape import ShapeEntry, ValueKeyword
 from .tenancy import ApiKey, Architect, User
 
 __all__ = [
+    "InstructionReference",
     "ApiKey",
     "Architect",
     "MemoryObject",

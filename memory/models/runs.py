@@ -8,6 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 VERBS = [("remember", "remember"), ("recall", "recall")]
+STATUSES = [("running", "running"), ("done", "done"), ("failed", "failed")]
 VERDICTS = [("confirm", "confirm"), ("reject", "reject")]
 
 
@@ -18,6 +19,7 @@ class Run(models.Model):
     text = models.TextField(blank=True)
     caller = models.CharField(max_length=200)
     channel = models.CharField(max_length=16)  # "api" or "playground"
+    status = models.CharField(max_length=8, choices=STATUSES, default="running")
     depth_asked = models.CharField(max_length=16, blank=True)
     depth_granted = models.CharField(max_length=16, blank=True)
     depth_used = models.PositiveSmallIntegerField(default=0)

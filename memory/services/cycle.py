@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
@@ -77,3 +78,15 @@ def take_verdict(parsed: Parsed, caller: Caller, run: Run) -> None:
 
 def frame(verb: Verb, run: Run) -> dict[str, Any]:
     return {"contract": CONTRACT_VERSION, "verb": verb, "run": str(run.pk)}
+
+
+@contextmanager
+def guarded(run: Run) -> Iterator[None]:
+    """A cycle that breaks is recorded as failed, with the reason, before the error goes on."""
+    try:
+        yield
+    except Exception as error:
+        run.status = "failed"
+        run.error = f"{getattr(error, 'code', type(error).__name__)}: {error}"[:4000]
+        run.save(update_fields=["status", "error"])
+        raise

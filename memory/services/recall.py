@@ -9,7 +9,7 @@ from memory import ladder, language
 from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
-from memory.services.cycle import frame, open_run, read_params, take_verdict
+from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 
 _CAPPED = Text(
     ru="этот ключ разрешает глубину до {cap}; просили {asked}, выполнено как {granted}",
@@ -25,8 +25,13 @@ _NOT_FOUND = Text(
 def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
     started = time.perf_counter()
     parsed = read_params("recall", data)
-    lang = parsed.lang
     run = open_run("recall", parsed, caller)
+    with guarded(run):
+        return _recall(parsed, caller, run, started)
+
+
+def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, Any]:
+    lang = parsed.lang
     take_verdict(parsed, caller, run)
 
     grant = ladder.grant_depth(parsed.get("depth", ladder.DEFAULT_DEPTH), caller.depth_cap)
@@ -108,5 +113,6 @@ def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
     run.skills = sorted({s for o in climb.outcomes for s in o.skills})
     run.params = answer["params"]
     run.report = answer["report"]
+    run.status = "done"
     run.save()
     return answer

@@ -272,6 +272,7 @@ def _close(
         run.cache_creation_tokens = usage.cache_creation_tokens
         run.cost_usd = usage.cost_usd
         run.thread = usage.thread
+    run.status = "failed" if error is not None else "done"
     if error is not None:
         run.error = f"{error.code}: {error.message}"
     elif answer is not None and answer["model"].get("status") == "failed":

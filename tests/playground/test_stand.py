@@ -1,13 +1,22 @@
-"""The minimal stand: signed in, it talks to the same services as the API and shows the raw answer."""
+"""The stand, through Django's test client: the same services as the API, the raw answer shown."""
 
 from __future__ import annotations
 
+import dataclasses
+import html as html_lib
 import json
+import re
 
 import pytest
 from django.test import Client
 
-from memory.models import Note, Run
+from memory.contract import registry
+from memory.contract.registry import Capability
+from memory.i18n import Text
+from memory.models import Note, Run, ShapeEntry
+from memory.services import instruction
+
+URL = "/{lang}/settings?section=memory-test"
 
 
 @pytest.fixture
@@ -17,6 +26,23 @@ def browser(carol) -> Client:
     return client
 
 
+@pytest.fixture
+def staff_browser(staff) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+def raw(response) -> dict:
+    page = response.content.decode()
+    start = page.index('<pre id="raw">') + len('<pre id="raw">')
+    return json.loads(html_lib.unescape(page[start : page.index("</pre>", start)]))
+
+
+def post(client: Client, lang: str = "ru", **fields) -> object:
+    return client.post(URL.format(lang=lang), {"scope_cards": "1", **fields})
+
+
 @pytest.mark.django_db
 def test_it_requires_sign_in():
     response = Client().get("/ru/settings", {"section": "memory-test"})
@@ -24,12 +50,21 @@ def test_it_requires_sign_in():
     assert response.url.startswith("/ru/login/")
 
 
-@pytest.mark.parametrize("lang, title", [("ru", "Стенд памяти"), ("en", "Memory playground")])
+@pytest.mark.parametrize(
+    "lang, title, advanced",
+    [
+        ("ru", "Стенд памяти", "Расширенные параметры"),
+        ("en", "Memory playground", "Advanced parameters"),
+    ],
+)
 @pytest.mark.django_db
-def test_it_renders_in_both_languages(browser, lang, title):
-    response = browser.get(f"/{lang}/settings", {"section": "memory-test"})
-    assert response.status_code == 200
-    assert title in response.content.decode()
+def test_it_renders_in_both_languages(browser, lang, title, advanced):
+    page = browser.get(URL.format(lang=lang)).content.decode()
+    assert title in page and advanced in page
+    for p in registry.PARAMS:
+        if p.name not in ("text", "lang"):
+            assert f'id="control-{p.name}"' in page, p.name
+            assert p.label(lang) in page
 
 
 @pytest.mark.django_db
@@ -37,38 +72,204 @@ def test_an_unknown_section_is_404(browser):
     assert browser.get("/ru/settings", {"section": "billing"}).status_code == 404
 
 
-def _answer(response) -> dict:
-    html = response.content.decode()
-    start = html.index('<pre id="answer">') + len('<pre id="answer">')
-    raw = html[start : html.index("</pre>", start)]
-    import html as html_lib
-
-    return json.loads(html_lib.unescape(raw))
-
-
 @pytest.mark.django_db
-def test_remember_then_recall_shows_the_raw_answer(browser, carol):
-    stored = _answer(
-        browser.post(
-            "/ru/settings?section=memory-test",
-            {"verb": "remember", "text": "У меня есть друг Дима"},
-        )
-    )
+def test_remember_then_recall_shows_the_raw_answer_and_the_readable_view(browser, carol):
+    stored = raw(post(browser, text="У меня есть друг Дима", verb="remember"))
     assert stored["verb"] == "remember"
-    recalled = _answer(
-        browser.post(
-            "/ru/settings?section=memory-test", {"verb": "recall", "text": "Кто мои друзья?"}
-        )
-    )
+    response = post(browser, text="Кто мои друзья?", verb="recall", trace="on")
+    recalled = raw(response)
     assert recalled["kind"] == "affirmative"
-    assert recalled["depth_used"] == 1
+    page = response.content.decode()
+    assert 'id="answer-kind">affirmative<' in page
+    assert 'id="answer-depth">1 — таблицы<' in page
+    assert 'class="fate-accepted" data-param="trace"' in page
+    assert '<details id="trace">' in page
     carol.refresh_from_db()
     assert Note.objects.get().architect == carol.architect
     assert Run.objects.get(pk=recalled["run"]).channel == "playground"
 
 
 @pytest.mark.django_db
+def test_a_parameter_of_the_other_verb_is_not_sent_and_the_page_says_so(browser):
+    response = post(browser, lang="en", text="x", verb="remember", depth="deep")
+    assert "depth" not in raw(response)["params"]
+    assert (
+        "Not sent with this verb (a parameter of the other verb): depth"
+        in response.content.decode()
+    )
+
+
+@pytest.mark.django_db
 def test_an_empty_phrase_shows_the_error_body(browser):
-    response = browser.post("/en/settings?section=memory-test", {"verb": "recall", "text": "  "})
+    response = post(browser, lang="en", text="  ", verb="recall")
     assert response.status_code == 400
-    assert _answer(response)["error"]["code"] == "text_required"
+    assert raw(response)["error"]["code"] == "text_required"
+
+
+@pytest.mark.django_db
+def test_the_folded_card_lists_every_value_that_is_set(browser):
+    response = browser.post(
+        "/en/settings/summary",
+        {
+            "depth": "deep",
+            "trace": "on",
+            "thread": "abc",
+            "scope_cards": "1 2",
+            "scope-1-kind": "geo",
+            "scope-1-place": "madrid",
+            "scope-2-kind": "calendar",
+        },
+    )
+    summary = response.content.decode()
+    assert "Depth: <strong>deep</strong> (recall only)" in summary
+    assert "Trace: <strong>on</strong>" in summary
+    assert "Thread: <strong>abc</strong> (remember only)" in summary
+    assert "Scope: <strong>1 record(s)</strong>" in summary  # the empty second card is no scope
+    nothing = browser.post("/en/settings/summary", {"scope_cards": "1"}).content.decode()
+    assert "nothing set" in nothing
+
+
+@pytest.mark.django_db
+def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent(browser):
+    response = post(
+        browser,
+        lang="en",
+        text="Такси в Мадриде — Cabify",
+        verb="remember",
+        scope_cards="1 2 3 4",
+        **{
+            "scope-1-kind": "geo",
+            "scope-1-place": "madrid",
+            "scope-2-kind": "calendar",  # empty: not sent
+            "scope-3-kind": "calendar",
+            "scope-3-date": "2026-01-10",
+            "scope-4-kind": "calendar",
+            "scope-4-date": "2026-02-31",
+        },
+    )
+    answer = raw(response)
+    assert answer["params"]["scope"]["fate"] == "bad_form"
+    assert answer["params"]["scope"]["index"] == 2  # the third record sent…
+    page = response.content.decode()
+    card4 = re.search(r'<div class="card error" id="scope-card-4".*?</div>', page, re.S)
+    assert card4 and "Card 4: record #3 (index 2)" in card4.group(0)  # …is card 4
+    assert 'class="card error" id="scope-card-1"' not in page
+
+
+@pytest.mark.django_db
+def test_upload_buttons_are_inactive_and_say_why(browser):
+    page = browser.get(URL.format(lang="en")).content.decode()
+    reason = registry.param("uploads").status("remember").reason.en
+    for kind in ("text", "image", "video", "audio", "document"):
+        block = re.search(rf'<div class="upload" id="upload-{kind}">(.*?)</div>', page, re.S).group(
+            1
+        )
+        assert "disabled" in block
+        assert f"Inactive: {html_lib.escape(reason)}" in block
+
+
+@pytest.mark.django_db
+def test_a_badge_follows_the_registry_with_no_template_edit(browser, monkeypatch):
+    trace = registry.param("trace")
+    page = browser.get(URL.format(lang="en")).content.decode()
+    assert 'data-verb="recall">recall: reaches the service<' in _control(page, "trace")
+    blocked = Capability("not_supported", Text(ru="тест", en="switched off for this test"))
+    changed = dataclasses.replace(trace, capability=lambda verb: blocked)
+    monkeypatch.setattr(
+        registry, "PARAMS", tuple(changed if p is trace else p for p in registry.PARAMS)
+    )
+    monkeypatch.setitem(registry._BY_NAME, "trace", changed)
+    page = browser.get(URL.format(lang="en")).content.decode()
+    block = _control(page, "trace")
+    assert 'data-verb="recall">recall: not supported<' in block
+    assert "recall: switched off for this test" in block
+
+
+def _control(page: str, name: str) -> str:
+    return re.search(
+        rf'<div class="control" id="control-{name}".*?</div>\s*</div>', page, re.S
+    ).group(0)
+
+
+@pytest.mark.django_db
+def test_staff_see_the_reset_and_others_do_not(browser, staff_browser):
+    assert 'id="instruction"' in staff_browser.get(URL.format(lang="ru")).content.decode()
+    assert 'id="instruction"' not in browser.get(URL.format(lang="ru")).content.decode()
+    assert browser.post("/ru/settings/instruction/reset", {"confirm": "yes"}).status_code == 403
+    assert browser.get("/ru/settings/instruction/diff").status_code == 403
+
+
+@pytest.mark.django_db
+def test_reset_returns_the_instruction_and_touches_nothing_else(staff_browser, alice_api, settings):
+    from memory.shape.tools import make_new_kind  # noqa: F401 - shape stays untouched below
+
+    reference = instruction.reference().text
+    alice_api.remember("У меня есть друг Дима")
+    notes, runs, entries = Note.objects.count(), Run.objects.count(), ShapeEntry.objects.count()
+    skills_before = {p: p.read_text() for p in (settings.BASE_DIR / "skills").glob("*/SKILL.md")}
+    path = settings.MEMORY_INSTRUCTION_PATH
+    path.write_text(reference + "- Отвечай стихами.\n", encoding="utf-8")
+
+    page = staff_browser.get(URL.format(lang="en")).content.decode()
+    assert "Difference from the reference: +1 / −0 lines" in page
+    diff = staff_browser.get("/en/settings/instruction/diff").content.decode()
+    assert "+- Отвечай стихами." in html_lib.unescape(diff)
+    assert (
+        staff_browser.post("/en/settings/instruction/reset", {}).status_code == 400
+    )  # unconfirmed
+    response = staff_browser.post("/en/settings/instruction/reset", {"confirm": "yes"})
+    assert response.status_code == 302
+    assert path.read_text(encoding="utf-8") == reference
+    assert (Note.objects.count(), Run.objects.count(), ShapeEntry.objects.count()) == (
+        notes,
+        runs,
+        entries,
+    )
+    assert {
+        p: p.read_text() for p in (settings.BASE_DIR / "skills").glob("*/SKILL.md")
+    } == skills_before
+    assert (
+        "The instruction equals the reference."
+        in staff_browser.get(URL.format(lang="en")).content.decode()
+    )
+
+
+@pytest.mark.django_db
+def test_only_staff_can_change_the_reference(carol, staff):
+    with pytest.raises(instruction.NotStaff):
+        instruction.reference_set(text="x", user=carol)
+    assert instruction.reference_set(text="новый эталон", user=staff).text == "новый эталон"
+    assert instruction.reference().text == "новый эталон"
+
+
+def test_no_agent_tool_reaches_the_reference():
+    from memory.agent import tools
+
+    for tool in tools.TOOLS:
+        source = tool.fn.__code__.co_names + tool.fn.__code__.co_consts
+        assert "instruction" not in " ".join(map(str, source)).lower(), tool.name
+
+
+@pytest.mark.django_db
+def test_the_progress_partial_shows_a_runs_state(browser, carol):
+    answer = raw(post(browser, text="x", verb="recall"))
+    fragment = browser.get(f"/ru/settings/runs/{answer['run']}/progress").content.decode()
+    assert 'data-status="done"' in fragment
+    assert "hx-trigger" not in fragment  # a finished run is not polled
+
+
+def test_the_probe_is_answered_through_the_internal_door_and_the_secret_stays_on_the_server(
+    live_server, carol, alice, settings
+):
+    settings.MEMORY_INTERNAL_URL = live_server.url
+    client = Client()
+    client.force_login(carol)
+    response = client.post("/en/settings/probe/vectors", {"question": "друг", "kind": "notes"})
+    page = html_lib.unescape(response.content.decode())
+    assert '"status": 200' in page
+    assert settings.MACHINE_SECRET not in page
+    graph = html_lib.unescape(
+        client.post("/en/settings/probe/graph", {"question": "Где служил Денис?"}).content.decode()
+    )
+    assert '"status": 200' in graph and "hl_keywords" in graph
+    assert settings.MACHINE_SECRET not in client.get(URL.format(lang="en")).content.decode()

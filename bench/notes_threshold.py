@@ -38,21 +38,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, has_cyrillic, pct, setup_django  # bench/ is on sys.path when run
+
 FACTS = ROOT / "bench" / "notes_corpus" / "facts.json"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 LOCOMO_CONVERSATIONS = 2  # the first two: ≈790 turns, well under a minute with one thread
 ADVERSARIAL = 5  # LoCoMo category of questions whose answer is not in the conversation
-CURRENT_FLOOR = 0.80  # VECTOR_MIN_SCORE today (memory/settings.py), a provisional guess
 THRESHOLDS = [round(0.75 + i * 0.005, 3) for i in range(31)]  # 0.750 … 0.900
 DIA_ID = re.compile(r"D:?(\d+):(\d+)")  # "D1:3"; the file also has "D:11:26" and "D8:6; D9:17"
+
+
+def current_floor() -> float:
+    """The floor the memory uses now (settings), to compare with the measured one."""
+    from django.conf import settings
+
+    return settings.VECTOR_MIN_SCORE
 
 
 def load_facts(path: Path) -> dict:
@@ -97,20 +101,6 @@ def load_locomo(path: Path, conversations: int) -> dict:
             )
         samples.append({"sample_id": sample.get("sample_id"), "turns": turns, "qa": questions})
     return {"samples": samples, "skipped": skipped, "conversations_in_file": len(data)}
-
-
-def setup_django() -> None:
-    os.environ["DJANGO_SETTINGS_MODULE"] = "memory.settings"
-    os.environ["MEMORY_DATA_DIR"] = tempfile.mkdtemp(prefix="memory-bench-notes-")
-    os.environ["OMP_NUM_THREADS"] = "1"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-
-
-def has_cyrillic(text: str) -> bool:
-    return any("\u0400" <= ch <= "\u04ff" for ch in text)
 
 
 def embed(e, documents: list[str], queries: list[str]):  # type: ignore[no-untyped-def]
@@ -321,10 +311,6 @@ def measure_locomo(e, locomo: dict) -> tuple[dict, dict]:  # type: ignore[no-unt
     return report, {"related": related, "unrelated_best": unrelated_best}
 
 
-def pct(value: float) -> str:
-    return f"{value:.1%}"
-
-
 def print_common(r: dict, related_label: str, unrelated_label: str) -> None:
     rel, unr, pairs = r["related"], r["unrelated_best"], r["unrelated_pairs_stats"]
     print(
@@ -435,14 +421,14 @@ def recommendation(personal: dict, arrays: dict, locomo_arrays: dict | None) -> 
     result = {
         "chosen_floor": floor,
         "at_chosen": {"personal": at(arrays["related"], arrays["unrelated_best"], floor)},
-        "at_current": {"personal": at(arrays["related"], arrays["unrelated_best"], CURRENT_FLOOR)},
+        "at_current": {"personal": at(arrays["related"], arrays["unrelated_best"], current_floor())},
     }
     english = arrays["english"]
     result["at_chosen"]["personal"]["recall_english"] = float(
         (arrays["related"][english] >= floor).mean()
     )
     if locomo_arrays is not None:
-        for key, t in (("at_chosen", floor), ("at_current", CURRENT_FLOOR)):
+        for key, t in (("at_chosen", floor), ("at_current", current_floor())):
             result[key]["locomo"] = at(locomo_arrays["related"], locomo_arrays["unrelated_best"], t)
     return result
 
@@ -459,7 +445,7 @@ def print_recommendation(rec: dict) -> None:
         return text
 
     print("== recommendation ==")
-    print(f"current VECTOR_MIN_SCORE {CURRENT_FLOOR:.3f}: {line(rec['at_current'])}")
+    print(f"current VECTOR_MIN_SCORE {current_floor():.3f}: {line(rec['at_current'])}")
     chosen = rec["at_chosen"]
     print(
         f"floor {rec['chosen_floor']:.3f} (max Youden J on the personal set): {line(chosen)}; "
@@ -484,7 +470,7 @@ def main() -> None:
     else:
         locomo = load_locomo(LOCOMO, LOCOMO_CONVERSATIONS)
 
-    setup_django()
+    setup_django("notes")
     from memory.stores.embeddings import embedder
 
     e = embedder()

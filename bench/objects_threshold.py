@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, has_cyrillic, pct, setup_django  # bench/ is on sys.path when run
+
 CORPUS = ROOT / "bench" / "objects_corpus"
 PASSPORT_THRESHOLD = 0.30
 THRESHOLDS = [round(0.75 + i * 0.005, 3) for i in range(35)]  # 0.750 … 0.920
@@ -46,20 +44,6 @@ def load_corpus(corpus: Path) -> list[dict]:
             (corpus / "files" / obj["file"]).read_text(encoding="utf-8") if obj["file"] else None
         )
     return objects
-
-
-def setup_django() -> None:
-    os.environ["DJANGO_SETTINGS_MODULE"] = "memory.settings"
-    os.environ["MEMORY_DATA_DIR"] = tempfile.mkdtemp(prefix="memory-bench-objects-")
-    os.environ["OMP_NUM_THREADS"] = "1"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-
-
-def has_cyrillic(text: str) -> bool:
-    return any("\u0400" <= ch <= "\u04ff" for ch in text)
 
 
 def measure(objects: list[dict]) -> dict:
@@ -182,10 +166,6 @@ def measure(objects: list[dict]) -> dict:
     }
 
 
-def pct(value: float) -> str:
-    return f"{value:.1%}"
-
-
 def fmt_pct(value: float | None) -> str:
     return "-" if value is None else pct(value)
 
@@ -278,7 +258,7 @@ def main() -> None:
     objects = load_corpus(args.corpus)
     if args.limit:
         objects = objects[: args.limit]
-    setup_django()
+    setup_django("objects")
     report = measure(objects)
     if args.json:
         if not args.misses:

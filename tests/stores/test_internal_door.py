@@ -7,22 +7,17 @@ outbox by asking the owner through the door — both running at once.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import httpx
 import pytest
 from django.conf import settings
 
 from memory import celery_app
-from memory.agent import mcp_config
 from memory.models import Note, OutboxItem
 from memory.stores import outbox
 from memory.stores.vectors import VectorItem, vectors
+from tests.workers import celery_worker
 
 
 def test_only_the_machine_secret_opens_the_door(live_server, alice_api):
@@ -62,43 +57,12 @@ def test_a_worker_in_another_process_replays_the_outbox_through_the_owner(
         items=[VectorItem(id=str(note.pk), text=note.text, payload={"note": str(note.pk)})],
         run=None,
     )
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = {
-        **os.environ,
-        **mcp_config.child_env(),
-        "MEMORY_STORE_ACCESS": "door",
-        "MEMORY_INTERNAL_URL": live_server.url,
-    }
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "memory",
-            "worker",
-            "-Q",
-            queue,
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "--loglevel",
-            "WARNING",
-        ],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-    )
-    try:
+    with celery_worker(MEMORY_STORE_ACCESS="door", MEMORY_INTERNAL_URL=live_server.url) as queue:
         celery_app.send_task("memory.outbox_replay", queue=queue)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and OutboxItem.objects.get(pk=item.pk).status != "done":
             time.sleep(0.3)
         assert OutboxItem.objects.get(pk=item.pk).status == "done"
-    finally:
-        worker.terminate()
-        worker.wait(timeout=20)
     # Delivered by the owner (this process) into its own local Qdrant.
     hits = vectors().search(kind="notes", architect_id=alice.pk, query="Кем работает брат?")
     assert hits and hits[0].payload["note"] == str(note.pk)

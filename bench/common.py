@@ -1,0 +1,29 @@
+"""What the benches share: a Django set up on a throwaway data folder, and small formatting."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django(prefix: str) -> None:
+    """Django on a fresh data folder, one OpenMP thread (the embedder's measured setting)."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memory.settings"
+    os.environ["MEMORY_DATA_DIR"] = tempfile.mkdtemp(prefix=f"memory-bench-{prefix}-")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def has_cyrillic(text: str) -> bool:
+    return any("\u0400" <= ch <= "\u04ff" for ch in text)
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.1f}%"

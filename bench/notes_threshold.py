@@ -421,7 +421,9 @@ def recommendation(personal: dict, arrays: dict, locomo_arrays: dict | None) -> 
     result = {
         "chosen_floor": floor,
         "at_chosen": {"personal": at(arrays["related"], arrays["unrelated_best"], floor)},
-        "at_current": {"personal": at(arrays["related"], arrays["unrelated_best"], current_floor())},
+        "at_current": {
+            "personal": at(arrays["related"], arrays["unrelated_best"], current_floor())
+        },
     }
     english = arrays["english"]
     result["at_chosen"]["personal"]["recall_english"] = float(

@@ -92,6 +92,10 @@ class Stand:
         )
         return body, left_out
 
+    @property
+    def has_errors(self) -> bool:
+        return any(card.error for card in self.cards)
+
     def summary(self, lang: str) -> list[tuple[str, str, str]]:
         """(label, value, which verbs) for every set value: a folded block never hides one."""
         out = []
@@ -129,7 +133,11 @@ class Stand:
 
 
 def read(post: Mapping[str, Any]) -> Stand:
-    numbers = [int(n) for n in re.findall(r"\d+", post.get("scope_cards", "1"))] or [1]
+    # Each card carries its own hidden "scope_cards" field: read every value, not the last one.
+    given = (
+        post.getlist("scope_cards") if hasattr(post, "getlist") else [post.get("scope_cards", "1")]
+    )
+    numbers = [int(n) for value in given for n in re.findall(r"\d+", str(value))] or [1]
     cards = []
     for number in numbers:
         prefix = f"scope-{number}-"

@@ -170,8 +170,8 @@ PARAMS: tuple[Param, ...] = (
             Capability(
                 "not_supported",
                 Text(
-                    ru="хранилища объектов ещё нет: ни один род загрузки пока не сохраняется.",
-                    en="there is no object store yet: no upload kind is stored so far.",
+                    ru="договор пока не принимает файлов: хранилище объектов есть, но приём загрузок не построен.",
+                    en="the contract does not take files yet: the object store exists, but receiving uploads is not built.",
                 ),
             )
         ),

@@ -14,3 +14,17 @@ def reset() -> None:
                 close()
         factory.cache_clear()
     door.client.cache_clear()
+
+
+def warm() -> None:
+    """Load what the first request would otherwise wait for: the embedder, the morphology, the
+    NER models, the graph and vector engines (seconds on a cold process)."""
+    from memory import language, ner
+    from memory.stores import embeddings, graph, vectors
+
+    embeddings.embedder().embed_query(["прогрев"])
+    language.keywords("друзья")
+    ner.entities("Мой друг Дима из Москвы")
+    vectors.vectors()
+    graph.graph()
+    import lightrag  # noqa: F401 - the import alone takes seconds

@@ -136,7 +136,7 @@ def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent
         lang="en",
         text="Такси в Мадриде — Cabify",
         verb="remember",
-        scope_cards="1 2 3 4",
+        scope_cards=["1", "2", "3", "4"],  # one hidden field per card, as the page sends them
         **{
             "scope-1-kind": "geo",
             "scope-1-place": "madrid",
@@ -154,6 +154,9 @@ def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent
     card4 = re.search(r'<div class="card error" id="scope-card-4".*?</div>', page, re.S)
     assert card4 and "Card 4: record #3 (index 2)" in card4.group(0)  # …is card 4
     assert 'class="card error" id="scope-card-1"' not in page
+    assert (
+        '<details id="advanced" open>' in page
+    )  # a card's refusal is never hidden in a folded block
 
 
 @pytest.mark.django_db

@@ -43,6 +43,10 @@ class Command(BaseCommand):
                 ]
             )
             self.stdout.write(f"celery worker started (pid {worker.pid})")
+        from memory import stores
+
+        self.stdout.write("warming up the embedded stores (embedder, morphology, NER, graph)…")
+        stores.warm()
         try:
             call_command("runserver", f"{options['host']}:{options['port']}", use_reloader=False)
         finally:

@@ -59,7 +59,9 @@ def child_env() -> dict[str, str]:
         "MEMORY_STORES_DIR": str(settings.MEMORY_STORES_DIR),
     }
     env.update({name: os.environ[name] for name in SHARED_ENV if name in os.environ})
-    if not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS)):
+    from memory.stores import embedded
+
+    if embedded():
         # The embedded stores belong to this process: the child reaches them through the door.
         env["MEMORY_STORE_ACCESS"] = "door"
         if settings.MEMORY_INTERNAL_URL:

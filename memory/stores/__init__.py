@@ -1,6 +1,16 @@
 """The stores behind the contract, each behind a narrow interface with an embedded default and a
 production engine: embeddings, vectors (Qdrant), the knowledge graph (LightRAG), objects."""
 
+from __future__ import annotations
+
+
+def embedded() -> bool:
+    """True when the vectors or the graph run inside a process (local Qdrant, in-process
+    LightRAG): then one process owns them and the others go through the internal door."""
+    from django.conf import settings
+
+    return not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS))
+
 
 def reset() -> None:
     """Close the engines this process holds and forget them (tests, and settings changes)."""

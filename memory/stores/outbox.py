@@ -95,8 +95,9 @@ def backoff(attempts: int) -> timedelta:
 
 def _owner_here() -> bool:
     """Only the owner of embedded stores delivers to them; server engines take anyone."""
-    embedded = not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS))
-    return not (embedded and settings.MEMORY_STORE_ACCESS == "door")
+    from memory.stores import embedded
+
+    return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
 
 
 def drain(*, ids: Iterable[int] | None = None, force: bool = False) -> Drained:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -21,6 +22,16 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="serve the web only")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from memory import stores
+
+        # This web process owns the embedded stores (local Qdrant locks its folder; LightRAG
+        # lives in one process's memory). The worker and the MCP servers a model starts reach
+        # them through the internal door at this address, opened by the machine secret.
+        os.environ.setdefault("MEMORY_INTERNAL_URL", f"http://{options['host']}:{options['port']}")
+        settings.MEMORY_INTERNAL_URL = os.environ["MEMORY_INTERNAL_URL"]
+        worker_env = {**os.environ}
+        if stores.embedded():
+            worker_env["MEMORY_STORE_ACCESS"] = "door"
         worker = None
         if not options["no_worker"]:
             worker = subprocess.Popen(
@@ -40,11 +51,10 @@ class Command(BaseCommand):
                     "--without-gossip",
                     "--without-mingle",
                     "--without-heartbeat",
-                ]
+                ],
+                env=worker_env,
             )
             self.stdout.write(f"celery worker started (pid {worker.pid})")
-        from memory import stores
-
         self.stdout.write("warming up the embedded stores (embedder, morphology, NER, graph)…")
         stores.warm()
         try:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError, validate_call
 
@@ -22,6 +22,7 @@ from memory.errors import MemoryServiceError
 from memory.models import Architect, Run, ShapeEntry, ToolCall
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
+from memory.shape.claims import Claim
 from memory.shape.physical import ROOT_TABLE
 
 
@@ -62,7 +63,6 @@ def current() -> Scope:
     return scope
 
 
-Claim = Literal["stated", "inferred", "computed", "denied"]
 Label = Annotated[
     str, Field(description="название, как его сказал бы человек (по-русски или по-английски)")
 ]
@@ -82,8 +82,14 @@ class ListItem(BaseModel):
     ]
 
 
-def _write_report(report: shape_tools.WriteReport) -> dict[str, Any]:
-    return report.as_dict()
+Table = Annotated[str | None, Field(description="таблица-список, если значение — в её строке")]
+Row = Annotated[int | None, Field(description="номер строки таблицы-списка")]
+
+
+def _in_tenant(write: Callable[..., shape_tools.WriteReport], **arguments: Any) -> dict[str, Any]:
+    """Run a shape tool for the scope's architect and run — never ones the model names."""
+    scope = current()
+    return write(architect=scope.architect, run=scope.run, **arguments).as_dict()
 
 
 def write_value(
@@ -91,23 +97,17 @@ def write_value(
     value: str,
     claim: Claim = "stated",
     basis: Basis = "",
-    table: Annotated[
-        str | None, Field(description="таблица-список, если значение в её строке")
-    ] = None,
-    row: Annotated[int | None, Field(description="номер строки таблицы-списка")] = None,
+    table: Table = None,
+    row: Row = None,
 ) -> dict[str, Any]:
-    scope = current()
-    return _write_report(
-        shape_tools.write_value(
-            architect=scope.architect,
-            kind=kind,
-            value=value,
-            claim=claim,
-            basis=basis,
-            table=table,
-            row=row,
-            run=scope.run,
-        )
+    return _in_tenant(
+        shape_tools.write_value,
+        kind=kind,
+        value=value,
+        claim=claim,
+        basis=basis,
+        table=table,
+        row=row,
     )
 
 
@@ -116,23 +116,17 @@ def make_new_kind(
     value: str,
     claim: Claim = "stated",
     basis: Basis = "",
-    table: Annotated[
-        str | None, Field(description="таблица-список, если это признак её строки")
-    ] = None,
-    row: Annotated[int | None, Field(description="номер строки таблицы-списка")] = None,
+    table: Table = None,
+    row: Row = None,
 ) -> dict[str, Any]:
-    scope = current()
-    return _write_report(
-        shape_tools.make_new_kind(
-            architect=scope.architect,
-            kind=kind,
-            value=value,
-            claim=claim,
-            basis=basis,
-            table=table,
-            row=row,
-            run=scope.run,
-        )
+    return _in_tenant(
+        shape_tools.make_new_kind,
+        kind=kind,
+        value=value,
+        claim=claim,
+        basis=basis,
+        table=table,
+        row=row,
     )
 
 
@@ -142,16 +136,12 @@ def promote_to_list(
     claim: Claim = "stated",
     basis: Basis = "",
 ) -> dict[str, Any]:
-    scope = current()
-    return _write_report(
-        shape_tools.promote_to_list(
-            architect=scope.architect,
-            kind=kind,
-            items=[{"value": i.value, "fields": dict(i.fields)} for i in items],
-            claim=claim,
-            basis=basis,
-            run=scope.run,
-        )
+    return _in_tenant(
+        shape_tools.promote_to_list,
+        kind=kind,
+        items=[{"value": i.value, "fields": dict(i.fields)} for i in items],
+        claim=claim,
+        basis=basis,
     )
 
 
@@ -172,7 +162,7 @@ def read_table(
             ShapeEntry.objects.filter(architect=scope.architect, kind="column", table=ROOT_TABLE)
         )
         return {"table": "root", "values": selectors.root_values(scope.architect, kinds)}
-    entry = shape_tools._table_entry(scope.architect, table)
+    entry = shape_tools.table_entry(scope.architect, table)
     return {
         "table": entry.label,
         "name": entry.table,

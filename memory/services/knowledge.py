@@ -87,7 +87,7 @@ def note_to_stores(*, note: Note, run: Run | None) -> list[OutboxItem]:
 
 
 def _row_value(run: Run, table: str, row: int) -> str | None:
-    entry = shape_tools._table_entry(run.architect, table)
+    entry = shape_tools.table_entry(run.architect, table)
     rows = selectors.table_rows(run.architect, entry, only=[row])
     return rows[0]["value"] if rows else None
 
@@ -113,7 +113,7 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
             )
         )
 
-    for call in ToolCall.objects.filter(run=run, error="", tool__in=shape_tools_names()):
+    for call in ToolCall.objects.filter(run=run, error="", tool__in=shape_tools.WRITERS):
         args = call.arguments
         if call.tool == "promote_to_list":
             for item in args.get("items", []):
@@ -135,10 +135,6 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
         relations=relations,
         run=run,
     )
-
-
-def shape_tools_names() -> tuple[str, ...]:
-    return ("write_value", "make_new_kind", "promote_to_list")
 
 
 def deliver(items: list[OutboxItem]) -> dict[str, dict[str, Any]]:

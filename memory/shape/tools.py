@@ -102,7 +102,7 @@ def _find(entries: Sequence[ShapeEntry], name: names.Name) -> ShapeEntry:
     return next(e for e in entries if e.name == name.name)
 
 
-def _table_entry(architect: Architect, label: str) -> ShapeEntry:
+def table_entry(architect: Architect, label: str) -> ShapeEntry:
     tables = _tables(architect)
     name = names.check(label, existing=_as_names(tables))
     if not name.reused:
@@ -219,7 +219,7 @@ def _set(
 def _where(architect: Architect, table: str | None) -> tuple[str, str]:
     if table is None:
         return ROOT_TABLE, "root"
-    entry = _table_entry(architect, table)
+    entry = table_entry(architect, table)
     return entry.table, entry.label
 
 
@@ -230,13 +230,54 @@ def _existing_kind(
     return names.check(kind, existing=_as_names(columns)), columns
 
 
-def _refuse_if_list(entry: ShapeEntry) -> None:
+def _existing(columns: Sequence[ShapeEntry], name: names.Name, label: str) -> ShapeEntry:
+    """An existing kind, ready for a single value: never one that has become a list."""
+    entry = _find(columns, name)
     if entry.promoted_to_id is not None:
         raise ShapeError(
             f"«{entry.label}» is a list now (table {entry.promoted_to.table}); "
             "promote_to_list appends to it",
             code="kind_is_list",
         )
+    _remember_label(entry, label)
+    return entry
+
+
+def _kind(
+    editor: Any,
+    architect: Architect,
+    where: str,
+    where_label: str,
+    label: str,
+    columns: list[ShapeEntry],
+    run: Run | None,
+    report: WriteReport,
+) -> ShapeEntry:
+    """Reuse the kind a label names, or grow it (ALTER TABLE ADD COLUMN ×3) — one rule for
+    ``make_new_kind`` and for the attributes ``promote_to_list`` gives its rows."""
+    name = names.check(label, existing=_as_names(columns))
+    if name.reused:
+        entry = _existing(columns, name, label)
+        report.tables.append(
+            TableChange(where, where_label, "kind_exists", note=f"«{entry.label}» = {entry.name}")
+        )
+        return entry
+    added = physical.ensure_kind_columns(editor, where, name.name)
+    entry = _new_entry(architect, "column", where, name, run)
+    columns.append(entry)
+    trio = f"{name.name}, {name.name}{names.KIND_SUFFIX}, {name.name}{names.BASIS_SUFFIX}"
+    report.tables.append(
+        TableChange(
+            where,
+            where_label,
+            "add_columns" if added else "add_kind",
+            note=trio if added else f"{trio} (columns already present)",
+        )
+    )
+    return entry
+
+
+WRITERS = ("write_value", "make_new_kind", "promote_to_list")
 
 
 def write_value(
@@ -261,9 +302,7 @@ def write_value(
                 code="kind_not_found",
                 details={"label": kind},
             )
-        entry = _find(columns, name)
-        _refuse_if_list(entry)
-        _remember_label(entry, kind)
+        entry = _existing(columns, name, kind)
         rows = _set(architect, entry, str(value), claim, basis, run, row)
     return WriteReport(tables=[TableChange(where, where_label, "update", rows, note=entry.name)])
 
@@ -289,28 +328,8 @@ def make_new_kind(
     with physical.growth() as editor:
         physical.ensure_root(editor)
         where, where_label = _where(architect, table)
-        name, columns = _existing_kind(architect, where, kind)
-        if name.reused:
-            entry = _find(columns, name)
-            _refuse_if_list(entry)
-            _remember_label(entry, kind)
-            report.tables.append(
-                TableChange(
-                    where, where_label, "kind_exists", note=f"«{entry.label}» = {entry.name}"
-                )
-            )
-        else:
-            added = physical.ensure_kind_columns(editor, where, name.name)
-            entry = _new_entry(architect, "column", where, name, run)
-            trio = f"{name.name}, {name.name}{names.KIND_SUFFIX}, {name.name}{names.BASIS_SUFFIX}"
-            report.tables.append(
-                TableChange(
-                    where,
-                    where_label,
-                    "add_columns" if added else "add_kind",
-                    note=trio if added else f"{trio} (columns already present)",
-                )
-            )
+        columns = _columns(architect, where)
+        entry = _kind(editor, architect, where, where_label, kind, columns, run, report)
         rows = _set(architect, entry, str(value), claim, basis, run, row)
         report.tables.append(TableChange(where, where_label, "update", rows, note=entry.name))
     return report
@@ -491,23 +510,9 @@ def _ensure_attributes(
 ) -> dict[str, ShapeEntry]:
     """Each attribute label named by the items becomes (or reuses) a column of the list."""
     columns = _columns(architect, table_entry.table)
-    attributes: dict[str, ShapeEntry] = {}
-    for label in dict.fromkeys(label for item in items for label in item.fields):
-        name = names.check(label, existing=_as_names(columns))
-        if name.reused:
-            entry = _find(columns, name)
-            _remember_label(entry, label)
-        else:
-            added = physical.ensure_kind_columns(editor, table_entry.table, name.name)
-            entry = _new_entry(architect, "column", table_entry.table, name, run)
-            columns.append(entry)
-            report.tables.append(
-                TableChange(
-                    table_entry.table,
-                    table_entry.label,
-                    "add_columns" if added else "add_kind",
-                    note=name.name,
-                )
-            )
-        attributes[label] = entry
-    return attributes
+    return {
+        label: _kind(
+            editor, architect, table_entry.table, table_entry.label, label, columns, run, report
+        )
+        for label in dict.fromkeys(label for item in items for label in item.fields)
+    }

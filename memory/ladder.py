@@ -22,21 +22,22 @@ DepthWord = Literal["standard", "deep", "extreme"]
 
 @dataclass(frozen=True)
 class Level:
+    """One rung: its number (inside only), its store, and its name for people."""
+
     number: int
     name: str
     store: str
-    model_cost: str
-    who_may_ask: str
+    label: Text
 
 
+# Cost of each: 1 none · 2 one model turn · 3 none · 4 embeddings only · 5 many turns.
 LEVELS: tuple[Level, ...] = (
-    Level(1, "tables", "tables", "none", "always"),
-    Level(2, "model", "model", "one turn", "always"),
-    Level(3, "graph", "graph", "none", "always"),
-    Level(4, "vectors", "vectors", "embeddings only", "depth deep or extreme"),
-    Level(5, "research", "research", "many turns", "depth extreme"),
+    Level(1, "tables", "tables", Text(ru="таблицы", en="tables")),
+    Level(2, "model", "model", Text(ru="модель", en="model")),
+    Level(3, "graph", "graph", Text(ru="граф знаний", en="knowledge graph")),
+    Level(4, "vectors", "vectors", Text(ru="векторы", en="vectors")),
+    Level(5, "research", "research", Text(ru="исследование", en="research")),
 )
-LEVEL_BY_NUMBER = {level.number: level for level in LEVELS}
 
 # Outside, depth is words; level numbers stay inside.
 DEPTH_WORDS: tuple[DepthWord, ...] = ("standard", "deep", "extreme")
@@ -141,7 +142,6 @@ class Outcome:
     report: list[ReportEntry] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, str]] = field(default_factory=list)
-    model_turns: int = 0
     usage: Any = None  # memory.model.base.ModelResult when a model was called
     thread: str = ""
     tools: list[str] = field(default_factory=list)

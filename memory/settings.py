@@ -14,6 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 from environs import Env
 
 from memory.contract.version import CONTRACT_VERSION
+from memory.i18n import LANGS
+from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -122,10 +124,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 # --- the memory ------------------------------------------------------------------------------
 # The language answers are written in ("agreed language", passport §13); `lang` overrides it.
-MEMORY_LANG = env.str("MEMORY_LANG", "ru", validate=lambda v: v in ("ru", "en"))
+MEMORY_LANG = env.str("MEMORY_LANG", "ru", validate=lambda v: v in LANGS)
 # Depth a memory key gets when it is created without --max-depth (SPEC §3: default standard).
 MEMORY_KEY_DEFAULT_DEPTH = env.str(
-    "MEMORY_KEY_DEFAULT_DEPTH", "standard", validate=lambda v: v in ("standard", "deep", "extreme")
+    "MEMORY_KEY_DEFAULT_DEPTH", DEFAULT_DEPTH, validate=lambda v: v in DEPTH_WORDS
 )
 
 # The memory agent's instruction (the reset button writes the reference version back here).

@@ -39,13 +39,6 @@ from playground.text import UI
 
 SECTION = "memory-test"
 VERBS = {"remember": remember, "recall": recall}
-LEVEL_NAMES = {
-    1: {"ru": "таблицы", "en": "tables"},
-    2: {"ru": "модель", "en": "model"},
-    3: {"ru": "граф знаний", "en": "knowledge graph"},
-    4: {"ru": "векторы", "en": "vectors"},
-    5: {"ru": "исследование", "en": "research"},
-}
 
 
 def _lang() -> str:
@@ -68,16 +61,24 @@ def _context(request: HttpRequest, stand: forms.Stand, lang: str, **extra: Any) 
         "next_card": max((card.number for card in stand.cards), default=0) + 1,
         "is_staff": request.user.is_staff,
         "contract": CONTRACT_VERSION,
-        **({"difference": instruction.difference()} if request.user.is_staff else {}),
+        **(_difference(lang) if request.user.is_staff else {}),
         **extra,
     }
+
+
+def _difference(lang: str) -> dict[str, Any]:
+    d = instruction.difference()
+    text = UI["difference"](lang, added=d.added, removed=d.removed, chars=d.changed_characters)
+    return {"difference": d, "difference_text": text}
 
 
 def _readable(answer: dict[str, Any], lang: str) -> dict[str, Any]:
     """The parts of a raw answer the readable view shows beside the JSON."""
     used = answer.get("depth_used")
     return {
-        "depth_name": LEVEL_NAMES.get(used, {}).get(lang, "—") if used else "—",
+        "depth_name": next(
+            (level.label(lang) for level in ladder.LEVELS if level.number == used), "—"
+        ),
         "params": sorted(answer.get("params", {}).items()),
         "trace_json": json.dumps(answer.get("trace"), ensure_ascii=False, indent=2)
         if "trace" in answer
@@ -210,9 +211,7 @@ def _staff(request: HttpRequest) -> None:
 def instruction_diff(request: HttpRequest) -> HttpResponse:
     _staff(request)
     lang = _lang()
-    context = _context(
-        request, forms.Stand(), lang, difference=instruction.difference(), show_diff=True
-    )
+    context = _context(request, forms.Stand(), lang, show_diff=True)
     return render(request, "playground/stand.html#instruction", context)
 
 

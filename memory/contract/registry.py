@@ -18,6 +18,7 @@ from memory.contract import shapes
 from memory.contract.shapes import Shape
 from memory.contract.version import CONTRACT_VERSION
 from memory.i18n import LANGS, Text
+from memory.model.base import NOT_CONFIGURED
 
 Verb = Literal["remember", "recall"]
 VERBS: tuple[Verb, ...] = ("remember", "recall")
@@ -42,8 +43,8 @@ def _always(capability: Capability) -> Callable[[Verb], Capability]:
 _NO_MODEL = Capability(
     "not_supported",
     Text(
-        ru="модель не настроена (MODEL_BACKEND=none), поэтому нити нет и продолжать нечего.",
-        en="no model is configured (MODEL_BACKEND=none), so there is no thread to continue.",
+        ru=NOT_CONFIGURED.ru + ", поэтому нити нет и продолжать нечего.",
+        en=NOT_CONFIGURED.en + ", so there is no thread to continue.",
     ),
 )
 

@@ -15,7 +15,7 @@ from memory.agent import tools as agent_tools
 from memory.i18n import Text
 from memory.ladder import Outcome, ReportEntry
 from memory.levels.context import RecallContext
-from memory.model.base import ModelError, ToolScope
+from memory.model.base import NOT_CONFIGURED, ModelError, ToolScope
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import ToolCall
@@ -54,9 +54,7 @@ _TASK = (
     "kind: affirmative — память говорит это прямо; probabilistic — вывод или неполное совпадение; "
     "parameter_dependent — ответ зависит от места или даты, которых нет (назови в missing)."
 )
-_NO_MODEL = Text(
-    ru="модель не настроена (MODEL_BACKEND=none)", en="no model is configured (MODEL_BACKEND=none)"
-)
+_NO_MODEL = NOT_CONFIGURED
 _ANSWERED = Text(
     ru="модель ответила по каталогу и таблицам", en="the model answered from the catalog and tables"
 )
@@ -136,7 +134,6 @@ def search(ctx: RecallContext) -> Outcome:
             }
         ],
         missing=missing,
-        model_turns=result.turns,
         usage=result,
         thread=result.thread,
         tools=called,

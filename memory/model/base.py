@@ -6,12 +6,12 @@ its own refusal (``thread_not_found``), never "the model answered out of form" (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
 from memory.errors import MemoryServiceError
+from memory.i18n import Text
 
 
 class ModelError(MemoryServiceError):
@@ -110,6 +110,11 @@ class ModelBackend(Protocol):
     ) -> ModelResult: ...
 
 
+NOT_CONFIGURED = Text(
+    ru="модель не настроена (MODEL_BACKEND=none)", en="no model is configured (MODEL_BACKEND=none)"
+)
+
+
 class NoModel:
     """The embedded default: there is no model. Callers check ``configured`` and say so."""
 
@@ -118,8 +123,4 @@ class NoModel:
     configured = False
 
     def run(self, **kwargs: Any) -> ModelResult:
-        raise ModelNotConfigured("no model is configured (MODEL_BACKEND=none)")
-
-
-def tool_names(scope: ToolScope | None) -> Sequence[str]:
-    return scope.tools if scope else ()
+        raise ModelNotConfigured(NOT_CONFIGURED("en"))

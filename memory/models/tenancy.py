@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.utils import timezone
 
-from memory.ladder import DEPTH_WORDS
+from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
 
 DEPTH_CHOICES = [(word, word) for word in DEPTH_WORDS]
 
@@ -56,7 +56,7 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100, blank=True)
     lookup = models.CharField(max_length=16, unique=True, editable=False)
     digest = models.CharField(max_length=64, editable=False)
-    max_depth = models.CharField(max_length=16, choices=DEPTH_CHOICES, default="standard")
+    max_depth = models.CharField(max_length=16, choices=DEPTH_CHOICES, default=DEFAULT_DEPTH)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -86,7 +86,8 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     }
     if parsed.get("trace"):
         answer["trace"] = climb.trace
-    turns = sum(o.model_turns for o in climb.outcomes)
+    usages = [o.usage for o in climb.outcomes if o.usage is not None]
+    turns = sum(u.turns for u in usages)
     thread = next((o.thread for o in reversed(climb.outcomes) if o.thread), "")
     if thread:
         answer["thread"] = thread
@@ -100,7 +101,6 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     run.found = final is not None
     run.model_turns = turns
     run.thread = thread
-    usages = [o.usage for o in climb.outcomes if o.usage is not None]
     run.tokens_in = sum(u.tokens_in for u in usages)
     run.tokens_out = sum(u.tokens_out for u in usages)
     run.cache_read_tokens = sum(u.cache_read_tokens for u in usages)

@@ -22,7 +22,7 @@ from memory.auth import Caller
 from memory.contract.params import Parsed
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
-from memory.model.base import ModelError, ModelResult, ThreadNotFound, ToolScope
+from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNotFound, ToolScope
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
@@ -37,8 +37,8 @@ TOOLS = (*agent_tools.WRITE_TOOLS, "read_catalog", "read_table")
 
 _NOTE = Text(ru="фраза сохранена дословно", en="the phrase is kept verbatim")
 _NO_MODEL = Text(
-    ru="модель не настроена (MODEL_BACKEND=none): фраза сохранена заметкой, по таблицам не разложена",
-    en="no model is configured (MODEL_BACKEND=none): the phrase is kept as a note, not laid out in tables",
+    ru=NOT_CONFIGURED.ru + ": фраза сохранена заметкой, по таблицам не разложена",
+    en=NOT_CONFIGURED.en + ": the phrase is kept as a note, not laid out in tables",
 )
 _TABLE_READY = Text(
     ru="таблица «{label}» ({table}) есть; модель получила указание писать в неё",

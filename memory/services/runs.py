@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from django.utils import timezone
@@ -14,13 +13,6 @@ def run_open(*, architect: Architect, verb: str, text: str, caller: str, channel
     return Run.objects.create(
         architect=architect, verb=verb, text=text, caller=caller, channel=channel
     )
-
-
-def run_close(*, run: Run, **facts: Any) -> Run:
-    for name, value in facts.items():
-        setattr(run, name, value)
-    run.save()
-    return run
 
 
 def run_verdict_apply(

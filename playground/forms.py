@@ -121,10 +121,7 @@ class Stand:
         if not fate or fate.get("fate") != "bad_form":
             return
         note = fate.get("note", "")
-        indexes = [int(i) for i in re.findall(r"(?:индекс|index) (\d+)", note)] or [
-            fate.get("index", 0) or 0
-        ]
-        for index in indexes:
+        for index in fate.get("indexes", []):
             if index < len(self.sent_cards):
                 number = self.sent_cards[index]
                 for card in self.cards:

@@ -39,6 +39,7 @@ class Fate:
     fate: FateName
     note: str = ""
     index: int | None = None
+    indexes: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"fate": self.fate}
@@ -46,6 +47,8 @@ class Fate:
             out["note"] = self.note
         if self.index is not None:
             out["index"] = self.index
+        if self.indexes:
+            out["indexes"] = self.indexes
         return out
 
 
@@ -97,7 +100,7 @@ def _bad_form(error: serializers.ValidationError, lang: str) -> Fate:
             _ITEM(lang, number=i + 1, index=i, reason="; ".join(_flatten(errors)))
             for i, errors in items
         ]
-        return Fate("bad_form", " · ".join(notes), index=items[0][0])
+        return Fate("bad_form", " · ".join(notes), index=items[0][0], indexes=[i for i, _ in items])
     return Fate("bad_form", "; ".join(_flatten(detail)))
 
 

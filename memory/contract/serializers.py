@@ -39,6 +39,9 @@ class ParamFate(serializers.Serializer):
     fate = serializers.ChoiceField(choices=("accepted", "not_supported", "bad_form"))
     note = serializers.CharField(required=False)
     index = serializers.IntegerField(required=False, help_text="first failing list item")
+    indexes = serializers.ListField(
+        child=serializers.IntegerField(), required=False, help_text="every failing list item"
+    )
 
 
 class ParamFates(serializers.DictField):

@@ -109,6 +109,7 @@ def test_it_names_the_broken_scope_record(alice_api):
     fate = answer["params"]["scope"]
     assert fate["fate"] == "bad_form"
     assert fate["index"] == 1
+    assert fate["indexes"] == [1]
     assert fate["note"].startswith("record #2 (index 1): date:")
     # The note is kept anyway: a dropped parameter never loses the statement.
     assert Note.objects.get().scope == []

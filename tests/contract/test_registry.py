@@ -123,3 +123,15 @@ def test_scope_records_are_normalised():
         {"kind": "geo", "place": "madrid"},
         {"kind": "calendar", "deadline": "2026-12-31"},
     ]
+
+
+def test_every_failing_list_item_is_named():
+    records = [
+        {"kind": "geo", "place": "ok"},
+        {"kind": "geo"},
+        {"kind": "calendar", "date": "2026-01-01"},
+        {"kind": "calendar", "date": "2026-02-31"},
+    ]
+    fate = parse("remember", {"text": "x", "scope": records}, default_lang="en").fates["scope"]
+    assert (fate.index, fate.indexes) == (1, [1, 3])
+    assert "record #2 (index 1)" in fate.note and "record #4 (index 3)" in fate.note

@@ -141,7 +141,7 @@ def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent
             "scope-1-kind": "geo",
             "scope-1-place": "madrid",
             "scope-2-kind": "calendar",  # empty: not sent
-            "scope-3-kind": "calendar",
+            "scope-3-kind": "geo",  # broken too: a place record with no place
             "scope-3-date": "2026-01-10",
             "scope-4-kind": "calendar",
             "scope-4-date": "2026-02-31",
@@ -149,10 +149,11 @@ def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent
     )
     answer = raw(response)
     assert answer["params"]["scope"]["fate"] == "bad_form"
-    assert answer["params"]["scope"]["index"] == 2  # the third record sent…
+    assert answer["params"]["scope"]["indexes"] == [1, 2]  # the 2nd and 3rd records sent…
     page = response.content.decode()
-    card4 = re.search(r'<div class="card error" id="scope-card-4".*?</div>', page, re.S)
-    assert card4 and "Card 4: record #3 (index 2)" in card4.group(0)  # …is card 4
+    for card in (3, 4):  # …are cards 3 and 4
+        block = re.search(rf'<div class="card error" id="scope-card-{card}".*?</div>', page, re.S)
+        assert block and f"Card {card}: record #2 (index 1)" in block.group(0)
     assert 'class="card error" id="scope-card-1"' not in page
     assert (
         '<details id="advanced" open>' in page

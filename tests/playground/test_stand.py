@@ -205,8 +205,6 @@ def test_staff_see_the_reset_and_others_do_not(browser, staff_browser):
 
 @pytest.mark.django_db
 def test_reset_returns_the_instruction_and_touches_nothing_else(staff_browser, alice_api, settings):
-    from memory.shape.tools import make_new_kind  # noqa: F401 - shape stays untouched below
-
     reference = instruction.reference().text
     alice_api.remember("У меня есть друг Дима")
     notes, runs, entries = Note.objects.count(), Run.objects.count(), ShapeEntry.objects.count()

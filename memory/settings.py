@@ -7,7 +7,11 @@ The README lists every variable with its default and its production value.
 
 from __future__ import annotations
 
+import atexit
+import os
 import secrets
+import shutil
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -18,6 +22,11 @@ from memory.i18n import LANGS
 from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# A test run (pytest sets PYTEST_VERSION) never takes a data folder from .env: unless the
+# environment names one, it makes its own, so two runs in one checkout never share a database.
+_TEST_RUN = "PYTEST_VERSION" in os.environ
+_DATA_DIR_GIVEN = "MEMORY_DATA_DIR" in os.environ
 
 env = Env(expand_vars=True)
 env.read_env(str(BASE_DIR / ".env"), recurse=False)
@@ -43,7 +52,14 @@ def _secret(name: str, data_dir: Path) -> str:
 
 
 # --- data folder -----------------------------------------------------------------------------
-DATA_DIR: Path = Path(env.path("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+if _TEST_RUN and not _DATA_DIR_GIVEN:
+    # The children a test starts (servers, workers) inherit the variable, hence the same folder.
+    _run_dir = tempfile.mkdtemp(prefix="memory-test-")
+    os.environ["MEMORY_DATA_DIR"] = _run_dir
+    atexit.register(shutil.rmtree, _run_dir, ignore_errors=True)
+    DATA_DIR: Path = Path(_run_dir).resolve()
+else:
+    DATA_DIR = Path(env.path("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 # --- core ------------------------------------------------------------------------------------
@@ -121,6 +137,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}
+else:
+    # One test database per run (named after its data folder), so runs never share one.
+    DATABASES["default"]["TEST"] = {
+        "NAME": f"test_{DATABASES['default']['NAME']}_{DATA_DIR.name.replace('-', '_')}"[:63]
+    }
 
 # --- the memory ------------------------------------------------------------------------------
 # The language answers are written in ("agreed language", passport §13); `lang` overrides it.

@@ -63,9 +63,10 @@ def child_env() -> dict[str, str]:
 
     if embedded():
         # The embedded stores belong to this process: the child reaches them through the door.
+        # A parent that serves no door (not started by `make run`) says so: the child starts,
+        # and its store reads answer that there is no door (PASSPORT.md §14.4).
         env["MEMORY_STORE_ACCESS"] = "door"
-        if settings.MEMORY_INTERNAL_URL:
-            env["MEMORY_INTERNAL_URL"] = settings.MEMORY_INTERNAL_URL
+        env["MEMORY_INTERNAL_URL"] = settings.MEMORY_INTERNAL_URL or "none"
     return env
 
 

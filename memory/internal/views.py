@@ -4,6 +4,7 @@ and for the playground's probes. Not part of the contract; absent from the publi
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -13,13 +14,25 @@ from rest_framework.views import APIView
 
 from memory.internal.auth import IsMachine, MachineSecretAuthentication
 from memory.stores import outbox
-from memory.stores.graph import graph
-from memory.stores.vectors import KINDS, vectors
+from memory.stores.door import DoorUnavailable
+from memory.stores.graph import DoorGraph, graph
+from memory.stores.vectors import KINDS, DoorVectors, vectors
 
 
 class _Internal(APIView):
     authentication_classes = [MachineSecretAuthentication]
     permission_classes = [IsMachine]
+
+
+def _owned(engine: Any) -> Any:
+    """The door is served by the owner of the stores; a process that itself reaches them through
+    the door would only ask itself again."""
+    if isinstance(engine, DoorGraph | DoorVectors):
+        raise DoorUnavailable(
+            "this process reaches the stores through the internal door itself and cannot serve it",
+            retryable=False,
+        )
+    return engine
 
 
 class GraphQueryIn(serializers.Serializer):
@@ -46,7 +59,7 @@ class GraphQueryView(_Internal):
     def post(self, request: Request) -> Response:
         data = GraphQueryIn(data=request.data)
         data.is_valid(raise_exception=True)
-        found = graph().query(
+        found = _owned(graph()).query(
             architect_id=data.validated_data["architect"],
             question=data.validated_data["question"],
             hl_keywords=data.validated_data["hl_keywords"],
@@ -60,7 +73,7 @@ class VectorSearchView(_Internal):
     def post(self, request: Request) -> Response:
         data = VectorSearchIn(data=request.data)
         data.is_valid(raise_exception=True)
-        hits = vectors().search(
+        hits = _owned(vectors()).search(
             kind=data.validated_data["kind"],
             architect_id=data.validated_data["architect"],
             query=data.validated_data["query"],

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from memory import language, ner
-from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
+from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.stores.graph import QUERY_MODE, graph
 
@@ -61,8 +61,9 @@ def search(ctx: RecallContext) -> Outcome:
         context = graph().query(
             architect_id=ctx.architect.pk, question=ctx.text, hl_keywords=high, ll_keywords=low
         )
-    except MemoryServiceError as error:
-        entry = ReportEntry(3, "graph", "lightrag", "failed", note=f"{error.code}: {error.message}")
+    except Exception as error:  # a store error is this level's report entry, never a 500
+        entry = ReportEntry(3, "graph", "lightrag", "failed", note=store_errors.reason(error))
+        trace.append({"level": 3, "event": "failed", "error": getattr(error, "code", "")})
         return Outcome(found=False, report=[entry], trace=trace)
 
     asked = set(ctx.keywords) | {lemma for name in low for lemma in _lemmas(name)}

@@ -91,7 +91,7 @@ def search(ctx: RecallContext) -> Outcome:
             schema=ANSWER_SCHEMA,
             tools=scope,
             thread=None,  # level 2 has no history
-            timeout=settings.MODEL_PARSE_TIMEOUT,
+            timeout=settings.MODEL_TURN_TIMEOUT,
         )
     except ModelError as error:
         entry = ReportEntry(

@@ -12,9 +12,9 @@ from typing import Any
 
 from django.conf import settings
 
-from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.ladder import Outcome, ReportEntry
+from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.models import MemoryObject
 from memory.stores.vectors import KINDS, vectors
@@ -46,9 +46,12 @@ def search(ctx: RecallContext) -> Outcome:
             hits = vectors().search(
                 kind=kind, architect_id=ctx.architect.pk, query=ctx.text, limit=LIMIT
             )
-        except MemoryServiceError as error:
+        except Exception as error:  # a store error is this level's report entry, never a 500
             report.append(
-                ReportEntry(4, "vectors", kind, "failed", note=f"{error.code}: {error.message}")
+                ReportEntry(4, "vectors", kind, "failed", note=store_errors.reason(error))
+            )
+            trace.append(
+                {"level": 4, "event": "failed", "kind": kind, "error": getattr(error, "code", "")}
             )
             continue
         good = [h for h in hits if h.score >= floor(kind)]

@@ -1,7 +1,7 @@
 """The model behind one narrow interface: ``run(prompt, system, tools, thread) → ModelResult``.
 
 Every failure has a name and says whether trying again can help. A foreign or lost thread is
-its own refusal (``thread_not_found``), never "the model answered out of form" (passport §18).
+its own refusal (``thread_not_found``), never "the model answered out of form" (PASSPORT.md §12).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Threads: the memory's record of the model conversations it started (passport §18)."""
+"""Threads: the memory's record of the model conversations it started (PASSPORT.md §12)."""
 
 from __future__ import annotations
 

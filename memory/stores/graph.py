@@ -11,11 +11,11 @@ happen silently. One workspace per architect.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,65 +23,54 @@ from typing import Any, Protocol
 from django.conf import settings
 
 from memory.errors import MemoryServiceError
+from memory.stores import door
 from memory.stores.embeddings import Embedder, embedder
+from memory.stores.graph_server import LightRagServer
+from memory.stores.graph_types import (
+    QUERY_MODE,
+    Chunk,
+    Entity,
+    GraphContext,
+    GraphUnavailable,
+    Relation,
+    check_keywords,
+    context_from,
+)
 
-QUERY_MODE = "mix"  # named explicitly: never "bypass", which always calls the model
+# Other modules take the shared types from here as well as from graph_types.
+__all__ = [
+    "QUERY_MODE",
+    "Chunk",
+    "Entity",
+    "Graph",
+    "GraphCalledModel",
+    "GraphContext",
+    "GraphUnavailable",
+    "Relation",
+    "check_keywords",
+    "context_from",
+    "graph",
+]
+
+log = logging.getLogger(__name__)
 
 
 def _quiet_lightrag() -> None:
-    import logging
-
     # LightRAG sets up its own handler at INFO and logs every query step.
     logging.getLogger("lightrag").setLevel(logging.WARNING)
 
 
-class GraphUnavailable(MemoryServiceError):
-    code = "graph_unavailable"
-    status = 503
-    retryable = True
-
-
 class GraphCalledModel(MemoryServiceError):
-    """The graph tried to call a model: a bug by definition (SPEC §3)."""
+    """The graph tried to call a model: a bug by definition (PASSPORT.md §13, level 3 costs
+    no model call)."""
 
     code = "graph_called_model"
     status = 500
 
 
-@dataclass(frozen=True)
-class Entity:
-    name: str
-    type: str = "thing"
-    description: str = ""
-    source: str = ""  # the chunk (note, phrase) it came from
-
-
-@dataclass(frozen=True)
-class Relation:
-    source: str
-    target: str
-    description: str
-    keywords: str = ""
-    chunk: str = ""
-
-
-@dataclass(frozen=True)
-class Chunk:
-    id: str
-    content: str
-
-
-@dataclass
-class GraphContext:
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    chunks: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 class Graph(Protocol):
+    name: str
+
     def insert(
         self,
         *,
@@ -99,15 +88,6 @@ class Graph(Protocol):
         hl_keywords: Sequence[str],
         ll_keywords: Sequence[str],
     ) -> GraphContext: ...
-
-
-def check_keywords(hl_keywords: Sequence[str], ll_keywords: Sequence[str]) -> None:
-    if not hl_keywords or not ll_keywords:
-        raise MemoryServiceError(
-            "a graph query needs both hl_keywords and ll_keywords (built by code); without them "
-            "LightRAG would call its model",
-            code="graph_keywords_missing",
-        )
 
 
 # --- the tokenizer -------------------------------------------------------------------------------
@@ -181,7 +161,6 @@ class _Loop:
 
 # LightRAG deep-copies its configuration, so the functions it is given are module-level and
 # reach the embedder by lookup instead of holding it.
-MODEL_CALLS = {"count": 0}
 
 
 async def _embed(texts: list[str], context: str | None = None, **_: Any) -> Any:
@@ -194,8 +173,26 @@ async def _embed(texts: list[str], context: str | None = None, **_: Any) -> Any:
 
 
 async def _no_model(*args: Any, **kwargs: Any) -> str:
-    MODEL_CALLS["count"] += 1
     raise GraphCalledModel("the in-process graph tried to call a model; level 3 must not")
+
+
+def _library_error(error: Exception, doing: str) -> GraphUnavailable:
+    """LightRAG's own exceptions as the graph store's one error, classified: asking again with
+    the same input cannot help when the library refused the input itself (a question too short
+    to search, text it cannot store); it can when the library or its storage failed."""
+    from lightrag.query_validation import QueryValidationError
+
+    if isinstance(error, QueryValidationError):
+        return GraphUnavailable(
+            f"LightRAG refused the question: {error}", code="graph_refused", retryable=False
+        )
+    permanent = isinstance(error, ValueError | TypeError | UnicodeError)
+    if not permanent:
+        log.warning("the in-process graph failed while %s", doing, exc_info=error)
+    return GraphUnavailable(
+        f"LightRAG failed while {doing}: {type(error).__name__}: {error}",
+        retryable=not permanent,
+    )
 
 
 class LocalLightRag:
@@ -227,6 +224,18 @@ class LocalLightRag:
                 self._loop.run(rag.initialize_storages(), timeout=60)
                 self._instances[architect_id] = rag
             return self._instances[architect_id]
+
+    def _call(self, architect_id: int, doing: str, work: Callable[[Any], Any]) -> Any:
+        """Run one piece of LightRAG work in the architect's workspace; whatever the library
+        raises leaves here as the store's own error (PASSPORT.md §14.4)."""
+        try:
+            return self._loop.run(
+                work(self._instance(architect_id)), timeout=settings.GRAPH_TIMEOUT
+            )
+        except MemoryServiceError:
+            raise  # already ours: a timeout, or the model function that must never run
+        except Exception as error:
+            raise _library_error(error, doing) from error
 
     def close(self) -> None:
         """Flush and release every workspace, then stop the loop."""
@@ -264,14 +273,12 @@ class LocalLightRag:
                 if r.source != r.target
             ],
         }
-        rag = self._instance(architect_id)
-        self._loop.run(rag.ainsert_custom_kg(custom_kg), timeout=settings.GRAPH_TIMEOUT)
+        self._call(architect_id, "writing", lambda rag: rag.ainsert_custom_kg(custom_kg))
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
         from lightrag import QueryParam
 
         check_keywords(hl_keywords, ll_keywords)
-        rag = self._instance(architect_id)
         param = QueryParam(
             mode=QUERY_MODE,
             only_need_context=True,
@@ -279,36 +286,8 @@ class LocalLightRag:
             ll_keywords=list(ll_keywords),
             enable_rerank=False,
         )
-        result = self._loop.run(rag.aquery_data(question, param), timeout=settings.GRAPH_TIMEOUT)
+        result = self._call(architect_id, "reading", lambda rag: rag.aquery_data(question, param))
         return context_from(result)
-
-
-def context_from(result: dict[str, Any]) -> GraphContext:
-    """LightRAG's query-data answer (in-process or /query/data) as our context."""
-    data = result.get("data") or {}
-    return GraphContext(
-        entities=[
-            {
-                "name": e.get("entity_name", ""),
-                "type": e.get("entity_type", ""),
-                "description": e.get("description", ""),
-            }
-            for e in data.get("entities") or []
-        ],
-        relations=[
-            {
-                "source": r.get("src_id", ""),
-                "target": r.get("tgt_id", ""),
-                "description": r.get("description", ""),
-                "keywords": r.get("keywords", ""),
-            }
-            for r in data.get("relationships") or []
-        ],
-        chunks=[
-            {"id": c.get("chunk_id", ""), "content": c.get("content", "")}
-            for c in data.get("chunks") or []
-        ],
-    )
 
 
 class DoorGraph:
@@ -320,26 +299,24 @@ class DoorGraph:
         raise GraphUnavailable("graph writes go through the outbox, delivered by the owner")
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
-        from memory.stores import door
-
         check_keywords(hl_keywords, ll_keywords)
-        data = door.client().post(
-            "graph/query",
-            {
-                "architect": architect_id,
-                "question": question,
-                "hl_keywords": list(hl_keywords),
-                "ll_keywords": list(ll_keywords),
-            },
+        found = door.client().graph_query(
+            architect_id=architect_id,
+            question=question,
+            hl_keywords=hl_keywords,
+            ll_keywords=ll_keywords,
         )
-        return GraphContext(**data)
+        try:
+            return GraphContext(**found)
+        except TypeError as error:
+            raise GraphUnavailable(
+                f"the internal door answered a graph query out of form: {error}", retryable=False
+            ) from error
 
 
 @lru_cache(maxsize=1)
 def graph() -> Graph:
     if settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS:
-        from memory.stores.graph_server import LightRagServer
-
         return LightRagServer(
             urls=settings.LIGHTRAG_URLS,
             template=settings.LIGHTRAG_URL,

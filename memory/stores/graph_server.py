@@ -21,7 +21,7 @@ import httpx
 from django.conf import settings
 
 from memory.models import Architect
-from memory.stores.graph import (
+from memory.stores.graph_types import (
     QUERY_MODE,
     GraphContext,
     GraphUnavailable,
@@ -59,7 +59,9 @@ class LightRagServer:
                 headers={"X-API-Key": self.api_key} if self.api_key else {},
                 timeout=settings.GRAPH_TIMEOUT,
             )
-        except httpx.HTTPError as error:
+        except httpx.InvalidURL as error:  # a URL from the settings that cannot be one
+            raise GraphUnavailable(f"LightRAG server {base}: {error}", retryable=False) from error
+        except httpx.HTTPError as error:  # timeouts, refused connections, broken transfers
             raise GraphUnavailable(f"LightRAG server {base}: {error}") from error
         if response.status_code >= 500 or response.status_code in (401, 403, 429):
             raise GraphUnavailable(
@@ -132,10 +134,19 @@ class LightRagServer:
             },
         )
         if response.status_code != 200:
+            # The server refused this question (too short for it, or out of its form): asking
+            # the same again cannot help.
             raise GraphUnavailable(
-                f"LightRAG /query/data: HTTP {response.status_code}", retryable=False
+                f"LightRAG /query/data: HTTP {response.status_code}: {response.text[:300]}",
+                code="graph_refused",
+                retryable=False,
             )
-        body = response.json()
-        if body.get("status") == "failure":
-            return GraphContext()
-        return context_from(body)
+        try:
+            body = response.json()
+            if body.get("status") == "failure":
+                return GraphContext()
+            return context_from(body)
+        except (ValueError, AttributeError, TypeError) as error:
+            raise GraphUnavailable(
+                f"LightRAG /query/data answered out of form: {error}", retryable=False
+            ) from error

@@ -13,6 +13,7 @@ qdrant-client's own text helpers are never used: they download models.
 
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from django.conf import settings
 
 from memory.errors import MemoryServiceError
+from memory.stores import door
 from memory.stores.embeddings import Embedder, embedder
 
 Kind = Literal["notes", "summaries", "objects"]
@@ -70,10 +72,13 @@ class QdrantVectors:
 
         self.embed = embed
         self.local = not url
+        self.name = "qdrant-local" if self.local else "qdrant-server"
         # Layout: one collection per architect (local default) or one shared per kind (server).
         self.shared = (not self.local) if shared is None else shared
         self.client = (
-            QdrantClient(url=url, api_key=api_key or None, timeout=settings.QDRANT_TIMEOUT)
+            QdrantClient(
+                url=url, api_key=api_key or None, timeout=math.ceil(settings.VECTORS_TIMEOUT)
+            )
             if url
             else QdrantClient(path=path)
         )
@@ -166,22 +171,25 @@ class QdrantVectors:
         ]
 
     def count(self, *, kind: Kind, architect_id: int) -> int:
-        name = self.collection(kind, architect_id)
-        with self._lock:
-            if not self.client.collection_exists(name):
-                return 0
-            from qdrant_client import models
+        from qdrant_client import models
 
-            return self.client.count(
-                name,
-                count_filter=models.Filter(
-                    must=[
-                        models.FieldCondition(
-                            key="architect", match=models.MatchValue(value=architect_id)
-                        )
-                    ]
-                ),
-            ).count
+        name = self.collection(kind, architect_id)
+        try:
+            with self._lock:
+                if not self.client.collection_exists(name):
+                    return 0
+                return self.client.count(
+                    name,
+                    count_filter=models.Filter(
+                        must=[
+                            models.FieldCondition(
+                                key="architect", match=models.MatchValue(value=architect_id)
+                            )
+                        ]
+                    ),
+                ).count
+        except Exception as error:
+            raise VectorsUnavailable(f"qdrant: {error}") from error
 
     def close(self) -> None:
         self.client.close()
@@ -190,19 +198,24 @@ class QdrantVectors:
 class DoorVectors:
     """Local vectors seen from a process that does not own them: searches through the door."""
 
+    name = "qdrant-door"
+
     def add(self, **kwargs: Any) -> list[str]:
         raise VectorsUnavailable("vector writes go through the outbox, delivered by the owner")
 
     def search(
         self, *, kind: Kind, architect_id: int, query: str, limit: int = 10
     ) -> list[VectorHit]:
-        from memory.stores import door
-
-        data = door.client().post(
-            "vectors/search",
-            {"kind": kind, "architect": architect_id, "query": query, "limit": limit},
+        hits = door.client().vectors_search(
+            architect_id=architect_id, kind=kind, query=query, limit=limit
         )
-        return [VectorHit(**hit) for hit in data["hits"]]
+        try:
+            return [VectorHit(**hit) for hit in hits]
+        except TypeError as error:
+            raise VectorsUnavailable(
+                f"the internal door answered a vector search out of form: {error}",
+                retryable=False,
+            ) from error
 
 
 @lru_cache(maxsize=1)

@@ -7,11 +7,27 @@ import pytest
 from memory.errors import MemoryServiceError
 from memory.stores import graph as graph_module
 from memory.stores.embeddings import embedder
-from memory.stores.graph import Chunk, Entity, LocalLightRag, Relation
+from memory.stores.graph import LocalLightRag
+from memory.stores.graph_types import Chunk, Entity, GraphUnavailable, Relation
 
 
 @pytest.fixture
-def local(tmp_path):
+def model_calls(monkeypatch):
+    """Every call LightRAG makes to its model function (which raises, as in production). Set
+    before a workspace is opened: LightRAG binds the function when it builds an instance."""
+    calls: list[str] = []
+    refuse = graph_module._no_model
+
+    async def spy(*args, **kwargs):
+        calls.append(str(args[0])[:80] if args else "")
+        return await refuse(*args, **kwargs)
+
+    monkeypatch.setattr(graph_module, "_no_model", spy)
+    return calls
+
+
+@pytest.fixture
+def local(tmp_path, model_calls):
     engine = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder())
     yield engine
     engine.close()
@@ -30,8 +46,7 @@ def _fill(engine, architect_id, who):
     )
 
 
-def test_a_query_with_code_built_keywords_calls_no_model(local):
-    before = graph_module.MODEL_CALLS["count"]
+def test_a_query_with_code_built_keywords_calls_no_model(local, model_calls):
     _fill(local, 1, "Денис")
     found = local.query(
         architect_id=1, question="Где служил Денис?", hl_keywords=["служба"], ll_keywords=["Денис"]
@@ -39,7 +54,31 @@ def test_a_query_with_code_built_keywords_calls_no_model(local):
     assert {e["name"] for e in found.entities} >= {"Денис", "Кремль"}
     assert any(r["description"] == "служил с 1992 по 1994" for r in found.relations)
     assert found.chunks[0]["content"].startswith("Мой друг Денис")
-    assert graph_module.MODEL_CALLS["count"] == before  # the raising model function never ran
+    assert model_calls == []  # the raising model function never ran
+
+
+def test_the_model_spy_sees_a_query_left_to_extract_its_own_keywords(local, model_calls):
+    """The check above can fail: the same workspace asked WITHOUT code-built keywords (our
+    check bypassed) makes LightRAG reach for its model, and the spy sees it."""
+    from lightrag import QueryParam
+
+    _fill(local, 1, "Денис")
+    param = QueryParam(mode="mix", only_need_context=True, enable_rerank=False)
+    try:
+        local._call(1, "reading", lambda rag: rag.aquery_data("Где служил Денис?", param))
+    except MemoryServiceError:
+        pass  # LightRAG may give up once the model function refuses; the call is what counts
+    assert model_calls
+
+
+@pytest.mark.parametrize("question", ["ok", "a", "?", "ок"])
+def test_a_question_the_library_refuses_is_the_stores_own_error_and_not_retryable(local, question):
+    _fill(local, 1, "Денис")
+    with pytest.raises(GraphUnavailable) as refused:
+        local.query(architect_id=1, question=question, hl_keywords=["ok"], ll_keywords=["ok"])
+    assert refused.value.code == "graph_refused"
+    assert refused.value.retryable is False
+    assert "too short" in refused.value.message
 
 
 def test_a_query_without_both_keyword_lists_is_refused_before_the_graph(local):
@@ -58,8 +97,19 @@ def test_each_architect_has_a_workspace_of_their_own(local):
     bob = local.query(
         architect_id=2, question="Кто служил?", hl_keywords=["служба"], ll_keywords=["служил"]
     )
+    # Each finds what was written into their own workspace: entity, relation (LightRAG keeps
+    # relations undirected) and chunk...
+    assert "Денис" in {e["name"] for e in alice.entities}
+    assert {"Денис", "Кремль"} in [{r["source"], r["target"]} for r in alice.relations]
+    assert any(c["content"].startswith("Мой друг Денис") for c in alice.chunks)
+    assert "Пётр" in {e["name"] for e in bob.entities}
+    assert {"Пётр", "Кремль"} in [{r["source"], r["target"]} for r in bob.relations]
+    assert any(c["content"].startswith("Мой друг Пётр") for c in bob.chunks)
+    # ...and nothing from the other's.
     assert "Пётр" not in {e["name"] for e in alice.entities}
     assert "Денис" not in {e["name"] for e in bob.entities}
+    assert not any("Пётр" in c["content"] for c in alice.chunks)
+    assert not any("Денис" in c["content"] for c in bob.chunks)
 
 
 def test_the_graph_survives_a_restart(tmp_path):
@@ -75,5 +125,7 @@ def test_the_graph_survives_a_restart(tmp_path):
             ll_keywords=["Денис"],
         )
         assert "Денис" in {e["name"] for e in found.entities}
+        assert any(r["description"] == "служил с 1992 по 1994" for r in found.relations)
+        assert found.chunks and found.chunks[0]["content"].startswith("Мой друг Денис")
     finally:
         again.close()

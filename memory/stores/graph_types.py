@@ -1,0 +1,93 @@
+"""What every graph engine shares: the things written, the context read back, the one error,
+and the rules of a query that costs no model call. The engines (in-process LightRAG in
+``graph.py``, LightRAG servers in ``graph_server.py``, the door in ``graph.py``) import from
+here, so none of them imports another."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memory.errors import MemoryServiceError
+
+QUERY_MODE = "mix"  # named explicitly: never "bypass", which always calls the model
+
+
+class GraphUnavailable(MemoryServiceError):
+    """The graph did not do what was asked. ``retryable`` says whether asking again can help:
+    a timeout or a server that is down can; a question the library refuses cannot."""
+
+    code = "graph_unavailable"
+    status = 503
+    retryable = True
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    type: str = "thing"
+    description: str = ""
+    source: str = ""  # the chunk (note, phrase) it came from
+
+
+@dataclass(frozen=True)
+class Relation:
+    source: str
+    target: str
+    description: str
+    keywords: str = ""
+    chunk: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    content: str
+
+
+@dataclass
+class GraphContext:
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_keywords(hl_keywords: Sequence[str], ll_keywords: Sequence[str]) -> None:
+    if not hl_keywords or not ll_keywords:
+        raise MemoryServiceError(
+            "a graph query needs both hl_keywords and ll_keywords (built by code); without them "
+            "LightRAG would call its model",
+            code="graph_keywords_missing",
+        )
+
+
+def context_from(result: dict[str, Any]) -> GraphContext:
+    """LightRAG's query-data answer (in-process or /query/data) as our context."""
+    data = result.get("data") or {}
+    return GraphContext(
+        entities=[
+            {
+                "name": e.get("entity_name", ""),
+                "type": e.get("entity_type", ""),
+                "description": e.get("description", ""),
+            }
+            for e in data.get("entities") or []
+        ],
+        relations=[
+            {
+                "source": r.get("src_id", ""),
+                "target": r.get("tgt_id", ""),
+                "description": r.get("description", ""),
+                "keywords": r.get("keywords", ""),
+            }
+            for r in data.get("relationships") or []
+        ],
+        chunks=[
+            {"id": c.get("chunk_id", ""), "content": c.get("content", "")}
+            for c in data.get("chunks") or []
+        ],
+    )

@@ -15,3 +15,9 @@ urlpatterns += i18n_patterns(
     path("", include("playground.urls")),
     prefix_default_language=True,
 )
+
+# Under /api/ every error answers in the contract's one JSON shape; elsewhere Django's pages.
+handler400 = "memory.contract.errors.handler400"
+handler403 = "memory.contract.errors.handler403"
+handler404 = "memory.contract.errors.handler404"
+handler500 = "memory.contract.errors.handler500"

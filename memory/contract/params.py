@@ -3,7 +3,8 @@
 ``accepted`` — taken and acting (the note names any limit) · ``not_supported`` — right form, no
 capability yet (the note says why) · ``bad_form`` — dropped (the note says why; a list item
 names its index). A parameter the answer is silent about would be indistinguishable from one
-that does not exist, so nothing is ever ignored silently.
+that does not exist, so nothing is ever ignored silently. The one exception to "dropped": a
+parameter the registry marks ``refuses_whole`` (``scope``) refuses the whole request instead.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.conf import settings
 from django.utils import translation
 from rest_framework import serializers
 
+from memory.contract import limits
 from memory.contract.registry import Verb, param, params_for
-from memory.i18n import Text
+from memory.errors import MemoryServiceError
+from memory.i18n import LANGS, Text
 
 FateName = Literal["accepted", "not_supported", "bad_form"]
 
@@ -31,6 +35,12 @@ _OTHER_VERB = Text(
 _ITEM = Text(
     ru="запись №{number} (индекс {index}): {reason}",
     en="record #{number} (index {index}): {reason}",
+)
+_REFUSED_WHOLE = Text(
+    ru="параметр {name} неверен, а без него запрос значил бы другое: запрос отклонён целиком, "
+    "ничего не записано. {note}",
+    en="the parameter {name} is malformed, and without it the request would mean something "
+    "else: the whole request is refused, nothing is written. {note}",
 )
 
 
@@ -104,9 +114,41 @@ def _bad_form(error: serializers.ValidationError, lang: str) -> Fate:
     return Fate("bad_form", "; ".join(_flatten(detail)))
 
 
-def parse(verb: Verb, data: Mapping[str, Any], *, default_lang: str) -> Parsed:
-    """Validate each parameter on its own: one bad parameter never sinks the others."""
-    lang = data.get("lang") if data.get("lang") in ("ru", "en") else default_lang
+class RefusedWhole(MemoryServiceError):
+    """A parameter whose bad form refuses the whole request (the registry's ``refuses_whole``)."""
+
+    status = 400
+
+
+def parse(verb: Verb, data: Mapping[str, Any], *, default_lang: str, refuse: bool = True) -> Parsed:
+    """Validate each parameter on its own: one bad parameter never sinks the others — except
+    one the registry marks ``refuses_whole`` (``scope``): then the request is refused with
+    :class:`RefusedWhole` before anything is written, the error naming every parameter's fate
+    (a failing record by its index). A body holding a character the gate refuses (NUL, control
+    characters, lone surrogates) or nested too deep is refused first, as the gate does.
+    ``refuse=False`` only reads the fates (tests of single parameters)."""
+    if refuse:
+        # The gate's character and depth rule, here too: the playground reaches the services
+        # without passing the gate of /api/ (memory.contract.limits).
+        lang = data.get("lang") if data.get("lang") in LANGS else default_lang
+        refusal = limits.inspect(data, lang, settings.MEMORY_MAX_JSON_DEPTH)
+        if refusal is not None:
+            raise refusal.as_error(lang)
+    parsed = _read(verb, data, default_lang=default_lang)
+    if refuse:
+        for name, fate in parsed.fates.items():
+            spec = param(name)
+            if fate.fate == "bad_form" and spec and spec.refuses_whole and verb in spec.verbs:
+                raise RefusedWhole(
+                    _REFUSED_WHOLE(parsed.lang, name=name, note=fate.note),
+                    code=f"bad_{name}",
+                    details={"params": parsed.fates_dict()},
+                )
+    return parsed
+
+
+def _read(verb: Verb, data: Mapping[str, Any], *, default_lang: str) -> Parsed:
+    lang = data.get("lang") if data.get("lang") in LANGS else default_lang
     parsed = Parsed(verb=verb, lang=lang)
     for name, raw in data.items():
         spec = param(name)

@@ -64,6 +64,9 @@ class Param:
     help: Text
     capability: Callable[[Verb], Capability] = _always(ACCEPTED)
     required: bool = False
+    # A bad form of this parameter refuses the whole request (nothing is written) instead of
+    # dropping the parameter: dropping it would change what the request means.
+    refuses_whole: bool = False
 
     def status(self, verb: Verb) -> Capability:
         """What the memory can do with this parameter now (evaluated per request)."""
@@ -140,12 +143,17 @@ PARAMS: tuple[Param, ...] = (
         name="scope",
         verbs=VERBS,
         shape=shapes.SCOPE_LIST,
+        # A fact stored without the scope it was said with would be promoted to "unknown where
+        # and when"; a question asked without its scope would be answered for everywhere.
+        refuses_whole=True,
         label=Text(ru="Охват", en="Scope"),
         help=Text(
             ru="Список записей: календарь (date; start и end; deadline) или место (place). "
-            "Пустой охват значит «неизвестно где и когда», а не «везде и всегда».",
+            "Пустой охват значит «неизвестно где и когда», а не «везде и всегда». Одна неверная "
+            "запись отклоняет весь запрос (400 bad_scope), ничего не записано.",
             en="A list of records: calendar (date; start and end; deadline) or geo (place). "
-            "An empty scope means 'unknown where and when', never 'everywhere, always'.",
+            "An empty scope means 'unknown where and when', never 'everywhere, always'. One bad "
+            "record refuses the whole request (400 bad_scope); nothing is written.",
         ),
     ),
     Param(

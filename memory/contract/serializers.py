@@ -129,9 +129,13 @@ class ModelBlock(serializers.Serializer):
 
 
 class StoreWrite(serializers.Serializer):
-    status = serializers.ChoiceField(choices=("written", "queued"))
+    status = serializers.ChoiceField(
+        choices=("written", "queued", "failed"),
+        help_text="written now; queued in the outbox (retried until the store answers); failed "
+        "(this write can never be delivered: set aside with the reason, the note stays kept)",
+    )
     items = serializers.IntegerField(min_value=0)
-    note = serializers.CharField(required=False, help_text="why it is queued")
+    note = serializers.CharField(required=False, help_text="why it is queued or failed")
 
 
 class StoreWrites(serializers.DictField):
@@ -159,6 +163,14 @@ class ErrorDetail(serializers.Serializer):
     stored = Stored(required=False)
     label = serializers.CharField(required=False)
     reason = serializers.CharField(required=False)
+    where = serializers.CharField(
+        required=False, help_text="bad_character, too_deep: where in the body the fault is"
+    )
+    limit = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="too_large, headers_too_large: bytes; too_deep: levels",
+    )
 
 
 class ErrorBody(serializers.Serializer):

@@ -151,8 +151,10 @@ def test_a_broken_scope_card_is_named_by_its_number_and_an_empty_card_is_not_sen
     expect(page.locator("#fates li[data-param=scope]")).to_contain_text("bad_form")
 
     answer = raw(page)
-    assert answer["params"]["scope"]["fate"] == "bad_form"
-    assert answer["params"]["scope"]["index"] == 2  # the third record sent is card 4
+    # The whole remember is refused (nothing is stored unscoped), and the refusal is shown.
+    assert answer["error"]["code"] == "bad_scope"
+    assert answer["error"]["params"]["scope"]["fate"] == "bad_form"
+    assert answer["error"]["params"]["scope"]["index"] == 2  # the third record sent is card 4
     assert sent(page)["scope"] == [
         {"kind": "geo", "place": "madrid"},
         {"kind": "calendar", "date": "2026-01-10"},

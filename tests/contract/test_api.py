@@ -74,7 +74,7 @@ def test_it_returns_401_with_no_key():
         "contract": CONTRACT_VERSION,
         "error": {
             "code": "no_key",
-            "message": "Учетные данные не были предоставлены.",
+            "message": "нет ключа памяти: передайте заголовок 'Authorization: Bearer <ключ памяти>'",
             "retryable": False,
         },
     }
@@ -101,18 +101,24 @@ def test_it_marks_an_unknown_parameter_bad_form(alice_api):
 
 @pytest.mark.django_db
 def test_it_names_the_broken_scope_record(alice_api):
-    answer = alice_api.remember(
-        "Такси в Мадриде — Cabify",
+    # A scope with one bad record refuses the whole remember: storing the fact without its
+    # scope would silently promote it to "unknown where and when" (this test used to assert
+    # exactly that promotion).
+    body = alice_api.call(
+        "remember",
+        expect=400,
+        text="Такси в Мадриде — Cabify",
         scope=[{"kind": "geo", "place": "madrid"}, {"kind": "calendar", "date": "2026-02-31"}],
         lang="en",
     )
-    fate = answer["params"]["scope"]
+    assert body["error"]["code"] == "bad_scope"
+    fate = body["error"]["params"]["scope"]
     assert fate["fate"] == "bad_form"
     assert fate["index"] == 1
     assert fate["indexes"] == [1]
     assert fate["note"].startswith("record #2 (index 1): date:")
-    # The note is kept anyway: a dropped parameter never loses the statement.
-    assert Note.objects.get().scope == []
+    assert "nothing is written" in body["error"]["message"]
+    assert Note.objects.count() == 0
 
 
 @pytest.mark.django_db

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import translation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,16 +132,31 @@ def test_a_name_equal_after_transliteration_is_reused():
 
 def test_the_identifier_limit_counts_after_transliteration():
     # 20 Cyrillic letters "щ" become 80 Latin ones: over the limit once transliterated.
-    with pytest.raises(names.NameRefused, match="after transliteration"):
+    with translation.override("en"), pytest.raises(names.NameRefused, match="after translit"):
         names.check("щ" * 20)
     assert names.check("щ" * 10).name == "shch" * 10
 
 
 def test_a_refusal_names_the_offending_character():
-    with pytest.raises(names.NameRefused, match="U\\+200B ZERO WIDTH SPACE"):
-        names.check("dru\u200bzya")
-    with pytest.raises(names.NameRefused, match="semicolon"):
+    with translation.override("en"):
+        with pytest.raises(names.NameRefused, match="U\\+200B ZERO WIDTH SPACE"):
+            names.check("dru\u200bzya")
+        with pytest.raises(names.NameRefused, match="semicolon"):
+            names.check("x; DROP TABLE users")
+
+
+def test_a_refusal_is_written_in_the_active_language_and_carries_both():
+    with translation.override("ru"), pytest.raises(names.NameRefused) as refusal:
         names.check("x; DROP TABLE users")
+    assert refusal.value.message == "«x; DROP TABLE users» — не имя: в нём есть точка с запятой ';'"
+    assert refusal.value.details["reason"] == "в нём есть точка с запятой ';'"
+    assert (
+        refusal.value.text.en == "«x; DROP TABLE users» is not a name: it contains a semicolon ';'"
+    )
+    with translation.override("en"), pytest.raises(names.NameRefused) as refusal:
+        names.check("щ" * 20)
+    assert refusal.value.message == refusal.value.text.en
+    assert "после транслитерации" in refusal.value.text.ru
 
 
 NAME = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")

@@ -31,7 +31,7 @@ class Command(BaseCommand):
         try:
             name = names.check(options["label"], existing=existing)
         except names.NameRefused as refusal:
-            self.stdout.write(f"refused: {refusal.message}")
+            self.stdout.write(f"refused: {refusal.text.en}")  # the command speaks English
             raise SystemExit(1) from None
         verdict = "reuses existing" if name.reused else "new"
         self.stdout.write(f"{name.name}  ({verdict}; scheme {names.SCHEME_NAME}; key «{name.key}»)")

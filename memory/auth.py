@@ -1,7 +1,7 @@
 """Who is calling: a memory key (the contract's door) or a signed-in person (the playground).
 
 Both become a ``Caller``: the architect whose rows the request may touch, and the depth cap
-(a key carries one; a signed-in architect asking in the browser has none — SPEC §3, fork 2).
+(a key carries one; a signed-in architect asking in the browser has none — PASSPORT.md §4, fork 2).
 """
 
 from __future__ import annotations
@@ -10,9 +10,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import get_language
 from rest_framework import authentication, exceptions, permissions
 
+from memory.i18n import Text
 from memory.ladder import DepthWord
 from memory.models import ApiKey, Architect
 
@@ -37,12 +43,20 @@ def caller_for_key(key: ApiKey) -> Caller:
     )
 
 
+class NoMemory(PermissionDenied):
+    """A signed-in person whose account has no architect: they are given no memory at all.
+
+    A user belongs to an architect only by explicit membership (``User.architect``, set by staff
+    in the admin or with ``manage.py memory_member``); a username that happens to equal an
+    architect's name grants nothing. The playground answers this with its own page
+    (``playground.membership``); anywhere else it is a plain 403.
+    """
+
+
 def caller_for_user(user: Any) -> Caller:
-    """A signed-in person speaks for their architect; one is created on first use if missing."""
+    """A signed-in person speaks for the architect they are a member of, and for no other."""
     if user.architect_id is None:
-        architect, _ = Architect.objects.get_or_create(name=user.get_username())
-        user.architect = architect
-        user.save(update_fields=["architect"])
+        raise NoMemory(f"user {user.get_username()!r} is not a member of any architect")
     return Caller(
         architect=user.architect,
         name=f"user:{user.get_username()}",
@@ -78,3 +92,40 @@ class MemoryKeyAuthentication(authentication.BaseAuthentication):
 class HasMemoryKey(permissions.BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
         return isinstance(request.auth, ApiKey)
+
+
+LOCKED = {
+    "title": Text(ru="Вход временно закрыт", en="Sign-in temporarily locked"),
+    "lead": Text(
+        ru=(
+            "Слишком много неудачных попыток входа для этой учётной записи с этого адреса. "
+            "Вход закрыт на {minutes} мин., даже с верным паролем; попробуйте позже."
+        ),
+        en=(
+            "Too many failed sign-in attempts for this account from this address. Signing in "
+            "is locked for {minutes} min, even with the right password; try again later."
+        ),
+    ),
+    "staff": Text(
+        ru="Персонал может снять блокировку раньше: manage.py axes_reset_username ИМЯ.",
+        en="Staff can lift it sooner: manage.py axes_reset_username NAME.",
+    ),
+}
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: Any
+) -> HttpResponse:
+    """django-axes' answer to a locked-out sign-in (the playground's and the admin's): a page
+    in the page's language, 429 with Retry-After."""
+    lang = "en" if (get_language() or "ru").startswith("en") else "ru"
+    minutes = max(1, int(settings.AXES_COOLOFF_TIME.total_seconds() // 60))
+    context = {
+        "lang": lang,
+        "title": LOCKED["title"](lang),
+        "lead": LOCKED["lead"](lang, minutes=minutes),
+        "staff": LOCKED["staff"](lang),
+    }
+    response = render(request, "registration/locked.html", context, status=429)
+    response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
+    return response

@@ -1,4 +1,5 @@
-"""Fixed personas: two architects, Alice and Bob, each with a memory key; Carol signs in.
+"""Fixed personas: two architects, Alice and Bob, each with a memory key; Carol signs in
+(a member of her own architect).
 
 Every test gets its own folder for the embedded stores (Qdrant local, LightRAG, objects):
 ids restart between tests, so shared folders would leak one test's vectors into the next.
@@ -96,7 +97,10 @@ def bob_api(bob: Architect, client_for: Callable[..., MemoryClient]) -> MemoryCl
 
 @pytest.fixture
 def carol(db: Any) -> User:
-    return User.objects.create_user("carol", password="carol-password")
+    """Signs in; a member of her own architect "carol". Membership is explicit: a user is never
+    attached to an architect because their names match."""
+    architect = Architect.objects.create(name="carol")
+    return User.objects.create_user("carol", password="carol-password", architect=architect)
 
 
 @pytest.fixture

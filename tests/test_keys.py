@@ -50,22 +50,3 @@ def test_a_key_with_the_right_lookup_but_wrong_secret_is_refused():
     assert ApiKey.find(forged) is None
     assert ApiKey.find("mem_nothing") is None
     assert ApiKey.find("") is None
-
-
-@pytest.mark.django_db
-def test_the_admin_shows_a_new_key_once(staff):
-    staff.is_superuser = True
-    staff.save()
-    architect = Architect.objects.create(name="gil")
-    client = APIClient()
-    client.force_login(staff)
-    response = client.post(
-        "/admin/memory/apikey/add/",
-        {"architect": architect.pk, "name": "bot", "max_depth": "standard"},
-        follow=True,
-    )
-    assert response.status_code == 200
-    text = response.content.decode()
-    assert "shown once" in text
-    key = ApiKey.objects.get()
-    assert f"mem_{key.lookup}_" in text

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memory.models import User
+from memory.models import Architect, User
 
 CHROMIUM = Path("/usr/bin/chromium")
 NO_CHROMIUM = "Debian chromium not installed: apt-get install chromium"
@@ -108,8 +108,9 @@ def page(chromium: Any, base_url: str) -> Iterator[Any]:
 
 @pytest.fixture
 def walker(base_url: str) -> User:
-    """An ordinary architect's user."""
-    return User.objects.create_user("walker", password="walker-password-1")
+    """An ordinary user, a member of their own architect "walker"."""
+    architect = Architect.objects.create(name="walker")
+    return User.objects.create_user("walker", password="walker-password-1", architect=architect)
 
 
 @pytest.fixture

@@ -1,11 +1,12 @@
-# Two commands on a fresh machine: `make run` serves the memory on embedded defaults,
+# Two commands on a fresh machine: `make run` serves the memory on embedded defaults (gunicorn
+# on port 3700, a Celery worker and a Celery beat beside it, restarted when they die),
 # `make test` runs the whole suite. Both use .venv in the checkout, created when missing.
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PORT ?= 8000
+PORT ?= 3700
 
 .PHONY: run test test-slow install migrate lint format clean lightrag-server
 

@@ -1,83 +1,135 @@
-"""`make run`'s command on its own data folder: the web server owns the embedded stores, and the
-worker it starts beside it is told to reach them through the internal door."""
+"""`make run`'s command on its own data folder: gunicorn's threaded worker serves (one process, since
+it owns the embedded stores), a Celery worker and a Celery beat run beside it and reach the stores
+through the internal door; a dead worker or beat is restarted and logged, SIGTERM stops them all,
+and the web server's death ends the command with its exit code."""
 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
+import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from django.core.management import CommandError, call_command
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.serving.process import Served, alive, children_of, memory_run
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+RESTART_WITHIN = 10.0  # seconds: the first restart waits 1 s, a Celery start takes ~3 s
 
 
-def _manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with memory_run(tmp_path_factory.mktemp("memory-run")) as server:
+        yield server
+
+
+def _environ(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+
+
+def _wait_for(what: str, served: Served, within: float) -> list[int]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pids = served.children()[what]
+        if pids:
+            return pids
+        time.sleep(0.2)
+    pytest.fail(f"no {what} within {within:.0f} s:\n{served.tail()}")
 
 
 @pytest.mark.slow
-def test_make_run_serves_with_a_worker_that_uses_the_door(tmp_path):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DATABASE_URL", "CELERY_BROKER_URL", "MEMORY_"))
-    }
-    env["MEMORY_DATA_DIR"] = str(tmp_path / "var")
-    port = free_port()
-    _manage(env, "migrate", "-v0")
-    key = _manage(env, "memory_key", "--architect", "alice").strip().splitlines()[-1]
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "memory_run", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+def test_it_serves_through_gunicorn_threads_in_one_process(served: Served) -> None:
+    web = served.children()["web"]
+    assert len(web) == 1, served.tail()
+    assert "Using worker: gthread" in served.log()
+    # gunicorn's master forks the process that serves; with the embedded stores there is one.
+    assert len(children_of(web[0])) == 1
+    schema = httpx.get(f"{served.url}/api/schema/", timeout=30)
+    assert schema.headers["server"].startswith("gunicorn")
+    css = httpx.get(f"{served.url}/static/memory.css", timeout=30)
+    assert css.status_code == 200
+    assert css.headers["content-type"].startswith("text/css")  # whitenoise serves it
+    answer = httpx.post(
+        f"{served.url}/api/v1/remember",
+        json={"text": "У меня есть друг Дима"},
+        headers={"Authorization": f"Bearer {served.key('alice')}"},
+        timeout=60,
     )
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/schema/", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        answer = httpx.post(
-            f"http://127.0.0.1:{port}/api/v1/remember",
-            json={"text": "У меня есть друг Дима"},
-            headers={"Authorization": f"Bearer {key}"},
-            timeout=60,
-        ).json()
-        assert answer["stores"]["vectors"]["status"] == "written"
-        workers = subprocess.run(
-            ["pgrep", "-f", "-s", str(os.getpgid(server.pid)), "celery -A memory worker"],
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        assert workers, "no worker beside the web server"
-        environ = Path(f"/proc/{workers[0]}/environ").read_bytes().split(b"\0")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["stores"]["vectors"]["status"] == "written"
+
+
+@pytest.mark.slow
+def test_a_worker_and_a_beat_run_beside_it_through_the_door(served: Served) -> None:
+    port = served.url.rsplit(":", 1)[1]
+    for role in ("worker", "beat"):
+        pids = served.children()[role]
+        assert len(pids) == 1, f"{role}: {pids}\n{served.tail()}"
+        environ = _environ(pids[0])
         assert b"MEMORY_STORE_ACCESS=door" in environ
         assert f"MEMORY_INTERNAL_URL=http://127.0.0.1:{port}".encode() in environ
-    finally:
-        os.killpg(os.getpgid(server.pid), 15)
-        server.wait(timeout=30)
+    web_environ = _environ(served.children()["web"][0])
+    assert f"MEMORY_INTERNAL_URL=http://127.0.0.1:{port}".encode() in web_environ
+    assert b"MEMORY_STORE_ACCESS=door" not in web_environ  # the web owns the stores
+    # The beat keeps its schedule under the data folder.
+    data_dir = Path(served.env["MEMORY_DATA_DIR"])
+    deadline = time.monotonic() + 30
+    while not list(data_dir.glob("celerybeat-schedule*")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert list(data_dir.glob("celerybeat-schedule*")), served.tail()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("role", "name"), [("worker", "celery worker"), ("beat", "celery beat")])
+def test_a_killed_child_is_restarted_and_logged(served: Served, role: str, name: str) -> None:
+    (old,) = _wait_for(role, served, RESTART_WITHIN)
+    os.kill(old, signal.SIGKILL)
+    killed = time.monotonic()
+    deadline = killed + RESTART_WITHIN
+    new: list[int] = []
+    while time.monotonic() < deadline:
+        new = [pid for pid in served.children()[role] if pid != old]
+        if new:
+            break
+        time.sleep(0.1)
+    assert new, f"the {name} was not restarted within {RESTART_WITHIN:.0f} s:\n{served.tail()}"
+    log = served.log()
+    assert f"{name} (pid {old}) was killed by SIGKILL (exit code -9)" in log
+    assert f"{name} started (pid {new[0]})" in log
+    assert b"MEMORY_STORE_ACCESS=door" in _environ(new[0])
+    time.sleep(2)
+    assert alive(new[0]), f"the restarted {name} died:\n{served.tail()}"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_every_child(tmp_path: Path) -> None:
+    with memory_run(tmp_path, migrate=False) as served:
+        roles = served.children()
+        pids = [pid for role in ("web", "worker", "beat") for pid in roles[role]]
+        assert len(pids) == 3, roles
+        pids += list(children_of(roles["web"][0]))  # gunicorn's serving process
+        assert served.stop() == 0, served.tail()
+        assert [pid for pid in pids if alive(pid)] == []
+        assert "SIGTERM received, stopping" in served.log()
+
+
+@pytest.mark.slow
+def test_the_web_server_dying_ends_the_command_with_its_exit_code(tmp_path: Path) -> None:
+    with memory_run(tmp_path, migrate=False) as served:
+        roles = served.children()
+        os.kill(roles["web"][0], signal.SIGKILL)
+        assert served.proc.wait(timeout=60) == 128 + signal.SIGKILL
+        assert [pid for pid in roles["worker"] + roles["beat"] if alive(pid)] == []
+        assert "web server (gunicorn) was killed by SIGKILL" in served.log()
+
+
+def test_it_refuses_several_web_processes_on_embedded_stores(monkeypatch: Any) -> None:
+    def no_start(self: Any) -> None:
+        raise AssertionError(f"{self.name} was started")
+
+    monkeypatch.setattr("memory.management.commands.memory_run.Child.start", no_start)
+    with pytest.raises(CommandError, match="WEB_WORKERS=2: with the embedded stores"):
+        call_command("memory_run", "--workers", "2")

@@ -1,0 +1,34 @@
+"""Gunicorn's configuration for `make run` (``manage.py memory_run`` passes the numbers).
+
+Gunicorn reads this module with ``-c python:memory.serving``: only names of its settings count.
+The server is gunicorn's threaded worker (``gthread``): with the embedded stores exactly one
+process may own them (local Qdrant locks its folder, in-process LightRAG lives in one process's
+memory), so the web runs as one process with many threads; with Qdrant and LightRAG servers
+``WEB_WORKERS`` may be raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+wsgi_app = "memory.wsgi:application"
+worker_class = "gthread"
+# The master kills a worker whose main loop has been silent this long. The gthread loop beats
+# while requests run in its threads, so this bounds start-up (warming takes seconds on a cold
+# machine), not the length of a request.
+timeout = 120
+# On SIGTERM, requests in flight get this long to finish.
+graceful_timeout = 30
+# The control socket's default path is shared by every gunicorn of the user; two runs would
+# collide on it, and nothing here uses it.
+control_socket_disable = True
+
+
+def post_worker_init(worker: Any) -> None:
+    """Warm the stores in the process that serves, before it accepts its first request: the
+    listening socket is already open, so early clients wait in its backlog instead of failing."""
+    from memory import stores
+
+    worker.log.info("warming up the stores (embedder, morphology, NER, graph)…")
+    stores.warm()
+    worker.log.info("warm: serving")

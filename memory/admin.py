@@ -8,9 +8,22 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.cache import add_never_cache_headers
 from django.utils.html import format_html
+from django.utils.translation import get_language
 
-from memory.models import ApiKey, Architect, Note, Run, ShapeEntry, Thread, ToolCall, User
+from memory.i18n import Text
+from memory.models import (
+    ApiKey,
+    Architect,
+    Note,
+    OutboxItem,
+    Run,
+    ShapeEntry,
+    Thread,
+    ToolCall,
+    User,
+)
 from memory.shape import selectors
 
 
@@ -22,14 +35,46 @@ class ArchitectAdmin(admin.ModelAdmin):
 
 @admin.register(User)
 class MemoryUserAdmin(UserAdmin):
+    """The architect field is the membership: the only thing that gives a user a memory."""
+
     fieldsets = (*UserAdmin.fieldsets, ("Memory", {"fields": ("architect",)}))
     add_fieldsets = (*UserAdmin.add_fieldsets, ("Memory", {"fields": ("architect",)}))
     list_display = ["username", "architect", "is_staff", "is_active"]
+    list_filter = [*UserAdmin.list_filter, "architect"]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "architect":
+            field.help_text = (
+                "Membership: the architect whose memory this user works with on the playground. "
+                "Empty means no memory; a username equal to an architect's name grants nothing."
+            )
+        return field
+
+
+KEY_PAGE = {
+    "title": Text(ru="Новый ключ памяти", en="New memory key"),
+    "once": Text(
+        ru=(
+            "Ключ показан один раз, на этой странице; хранится только его отпечаток. "
+            "Скопируйте его сейчас: перезагрузка и страница ключа его уже не покажут."
+        ),
+        en=(
+            "The key is shown once, on this page; only its digest is stored. Copy it now: "
+            "a reload or the key's page will not show it again."
+        ),
+    ),
+    "for": Text(ru="Архитектор", en="Architect"),
+    "depth": Text(ru="Предел глубины", en="Maximum depth"),
+    "change": Text(ru="Страница ключа", en="The key's page"),
+    "list": Text(ru="Все ключи", en="All keys"),
+}
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Keys are shown once, at creation, in a message; only their digest is stored."""
+    """Only a key's digest is stored; its plaintext is shown once, on the page that answers
+    the POST that created it (never a redirect, a message, the session or a cookie)."""
 
     list_display = [
         "__str__",
@@ -54,9 +99,31 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if not change:
-            plaintext = obj.set_new_key()
-            messages.warning(request, f"The new memory key (shown once, copy it now): {plaintext}")
+            # Lives on this instance for the one response that shows it, then is gone.
+            obj._plaintext = obj.set_new_key()  # type: ignore[attr-defined]
         super().save_model(request, obj, form, change)
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        return self.key_created(request, obj, obj._plaintext)  # type: ignore[attr-defined]
+
+    def key_created(self, request: HttpRequest, key: ApiKey, plaintext: str) -> HttpResponse:
+        """The one page that shows a new key: rendered into the creating POST's answer."""
+        lang = "en" if (get_language() or "ru").startswith("en") else "ru"
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": KEY_PAGE["title"](lang),
+            "text": {name: text(lang) for name, text in KEY_PAGE.items()},
+            "key": key,
+            "plaintext": plaintext,
+            "change_url": reverse("admin:memory_apikey_change", args=[key.pk]),
+            "list_url": reverse("admin:memory_apikey_changelist"),
+        }
+        response = TemplateResponse(request, "admin/memory/apikey_created.html", context)
+        add_never_cache_headers(response)  # Cache-Control: no-store, among others
+        return response
 
 
 @admin.register(Note)
@@ -99,7 +166,7 @@ class ThreadAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    """The facts of every cycle (passport §11): read-only, because facts are not edited."""
+    """The facts of every cycle (PASSPORT.md §8): read-only, because facts are not edited."""
 
     list_display = [
         "created_at",
@@ -185,3 +252,33 @@ class ShapeEntryAdmin(admin.ModelAdmin):
             "values": values,
         }
         return TemplateResponse(request, "admin/memory/shape_rows.html", context)
+
+
+@admin.register(OutboxItem)
+class OutboxItemAdmin(admin.ModelAdmin):
+    """The outbox as staff see it: what is queued, what is dead and why (PASSPORT.md §14.1)."""
+
+    list_display = [
+        "pk", "store", "op", "status", "architect", "attempts", "short_error", "next_attempt_at",
+        "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "store", "architect"]
+    readonly_fields = [
+        "architect", "store", "op", "payload", "run", "status", "attempts", "next_attempt_at",
+        "claimed_until", "last_error", "created_at", "done_at",
+    ]  # fmt: skip
+    actions = ["requeue"]
+
+    @admin.display(description="last error")
+    def short_error(self, obj: OutboxItem) -> str:
+        return obj.last_error[:120]
+
+    @admin.action(description="Put dead items back in the queue (once the cause is fixed)")
+    def requeue(self, request: HttpRequest, queryset: Any) -> None:
+        from memory.stores import outbox
+
+        count = outbox.requeue(queryset.values_list("pk", flat=True))
+        self.message_user(request, f"{count} dead item(s) queued again.", messages.SUCCESS)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,4 +1,4 @@
-"""The depth ladder: five levels ordered by COST, not by expected quality (SPEC §3, passport §4).
+"""The depth ladder: five levels ordered by COST, not by expected quality (PASSPORT.md §4).
 
 This module is the one place that knows the levels, the depth words callers use, who may ask
 for what, and how a recall climbs: level after level, stopping at the first level that answers,
@@ -7,12 +7,15 @@ counting ``depth_used`` by what actually ran. The stores themselves live in ``me
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memory.i18n import Text
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["affirmative", "probabilistic", "parameter_dependent"]
 KINDS: tuple[Kind, ...] = ("affirmative", "probabilistic", "parameter_dependent")
@@ -92,7 +95,7 @@ class DepthGrant:
 
 
 def grant_depth(asked: DepthWord, cap: DepthWord | None) -> DepthGrant:
-    """Levels 4–5 must tell a human's demand from a model's wish (SPEC §3, fork 2).
+    """Levels 4–5 must tell a human's demand from a model's wish (PASSPORT.md §4, fork 2).
 
     A memory key carries a maximum depth; a signed-in architect has none (``cap=None``).
     Asking above the cap is not an error: the request runs at the cap and says so.
@@ -195,7 +198,16 @@ def climb(steps: Sequence[Step], *, top: int, lang: str) -> Climb:
             continue
         assert step is not None
         started = time.perf_counter()
-        outcome = step.search()
+        try:
+            outcome = step.search()
+        except Exception as error:  # one level's fault never sinks the recall: it is reported
+            log.exception("level %s failed", level.number)
+            reason = f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000]
+            outcome = Outcome(
+                found=False,
+                report=[ReportEntry(level.number, level.store, level.name, "failed", note=reason)],
+                trace=[{"level": level.number, "event": "failed", "reason": reason}],
+            )
         seconds[level.number] = round(time.perf_counter() - started, 4)
         depth_used = level.number
         outcomes.append(outcome)

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from celery import shared_task
 from django.db import transaction
+from django.utils import timezone
 
 from memory import language
-from memory.models import Note, NoteKeyword
+from memory.errors import MemoryServiceError
+from memory.models import Note, NoteKeyword, OutboxItem
+from memory.stores import outbox
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="memory.notes_reindex", acks_late=True)
@@ -14,39 +22,49 @@ def notes_reindex(architect_id: int) -> int:
     """Rebuild the lemmas of one architect's notes (after the morphology changes). Returns the count."""
     count = 0
     for note in Note.objects.filter(architect_id=architect_id).iterator():
+        lemmas = language.keywords(note.text)  # computed before the transaction takes the lock
         with transaction.atomic():
             NoteKeyword.objects.filter(note=note).delete()
             NoteKeyword.objects.bulk_create(
-                [
-                    NoteKeyword(architect_id=architect_id, note=note, lemma=lemma)
-                    for lemma in language.keywords(note.text)
-                ]
+                [NoteKeyword(architect_id=architect_id, note=note, lemma=lemma) for lemma in lemmas]
             )
         count += 1
     return count
 
 
-@shared_task(name="memory.outbox_replay", bind=True, acks_late=True)
-def outbox_replay(self) -> dict:  # type: ignore[no-untyped-def]
+@shared_task(name=outbox.REPLAY_TASK, bind=True, acks_late=True)
+def outbox_replay(self) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Deliver what is due in the outbox; come back when something is still queued.
 
     With the embedded stores a worker does not own them, so the replay asks the owner (the web
     process) through the internal door; with server engines it delivers directly.
     """
-    from django.utils import timezone
-
-    from memory.errors import MemoryServiceError
-    from memory.models import OutboxItem
-    from memory.stores import outbox
-
     try:
         result = outbox.drain()
     except MemoryServiceError as error:
-        if not error.retryable:
-            raise
+        # The owner is unreachable (restarting, say): try again later, never give up.
         raise self.retry(countdown=30, max_retries=None) from error
     due = OutboxItem.objects.filter(status="queued").order_by("next_attempt_at").first()
     if due is not None:
         delay = max(1.0, (due.next_attempt_at - timezone.now()).total_seconds())
-        outbox_replay.apply_async(countdown=delay)
+        outbox.hand_over(delay)
     return result.as_dict()
+
+
+@shared_task(name="memory.sweep", acks_late=True)
+def sweep() -> dict[str, Any]:
+    """The periodic sweep (Celery beat): replay due outbox items — including those left queued by
+    a restart —, close runs whose process is gone, forget expired idempotency keys."""
+    from memory.services import runs
+    from memory.services.idempotency import forget_expired
+
+    report: dict[str, Any] = {
+        "closed_runs": runs.close_orphans(),
+        "forgotten_keys": forget_expired(),
+    }
+    try:
+        report["outbox"] = outbox.drain().as_dict()
+    except MemoryServiceError as error:
+        log.warning("sweep: the outbox could not be drained now: %s", error.message)
+        report["outbox"] = {"error": error.message}
+    return report

@@ -9,6 +9,11 @@ UI = {
         en="A direct line to the memory: no agent in between, the answer as it is.",
     ),
     "phrase": Text(ru="Фраза", en="Phrase"),
+    "outbox": Text(ru="Очередь записи в хранилища", en="Store write queue"),
+    "outbox_state": Text(
+        ru="в очереди: {queued} · отложено как безнадёжные: {dead}",
+        en="queued: {queued} · set aside as dead: {dead}",
+    ),
     "remember": Text(ru="Запомнить", en="Remember"),
     "recall": Text(ru="Вспомнить", en="Recall"),
     "advanced": Text(ru="Расширенные параметры", en="Advanced parameters"),

@@ -9,11 +9,10 @@ or a named fragment of it when htmx asks (django-template-partials).
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
-import httpx
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -28,12 +27,15 @@ from memory.auth import caller_for_user
 from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.levels import graph as graph_level
+from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.models import Run
 from memory.services import instruction
 from memory.services.recall import recall
 from memory.services.remember import remember
-from memory.stores.door import HEADER
+from memory.stores import door, outbox
+from memory.stores.graph import graph
+from memory.stores.vectors import KINDS, vectors
 from playground import controls, forms
 from playground.text import UI
 
@@ -61,9 +63,20 @@ def _context(request: HttpRequest, stand: forms.Stand, lang: str, **extra: Any) 
         "next_card": max((card.number for card in stand.cards), default=0) + 1,
         "is_staff": request.user.is_staff,
         "contract": CONTRACT_VERSION,
+        **_outbox(request, lang),
         **(_difference(lang) if request.user.is_staff else {}),
         **extra,
     }
+
+
+def _outbox(request: HttpRequest, lang: str) -> dict[str, Any]:
+    """The architect's store write queue: what waits, and what was set aside as dead and why."""
+    architect = getattr(request.user, "architect", None)
+    if architect is None:
+        return {}
+    state = outbox.state(architect)
+    text = UI["outbox_state"](lang, queued=state["queued"], dead=state["dead"])
+    return {"outbox": state, "outbox_text": text}
 
 
 def _difference(lang: str) -> dict[str, Any]:
@@ -150,7 +163,11 @@ def scope_card(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def probe(request: HttpRequest, store: str) -> HttpResponse:
-    """Ask one store directly, through the internal door; the secret never reaches the browser."""
+    """Ask one store directly, as this process reaches it: the engine itself when this process
+    owns it, the internal door when it does not (``graph()`` and ``vectors()`` choose, the same
+    functions the door's own views call). The door's address comes from settings alone — no
+    request header decides where the machine secret goes — and the secret never reaches the
+    browser (PASSPORT.md §14.4)."""
     lang = _lang()
     question = request.POST.get("question", "").strip()
     architect = caller_for_user(request.user).architect
@@ -163,34 +180,43 @@ def probe(request: HttpRequest, store: str) -> HttpResponse:
             lang=lang,
         )
         high, low = graph_level.keywords(ctx)
-        path, body = (
-            "graph/query",
-            {
-                "architect": architect.pk,
-                "question": question,
-                "hl_keywords": high,
-                "ll_keywords": low,
-            },
+        sent = door.graph_query_body(
+            architect_id=architect.pk, question=question, hl_keywords=high, ll_keywords=low
         )
+
+        def ask() -> tuple[str, dict[str, Any]]:
+            engine = graph()
+            found = engine.query(
+                architect_id=architect.pk, question=question, hl_keywords=high, ll_keywords=low
+            )
+            return engine.name, found.as_dict()
+
     elif store == "vectors":
         kind = request.POST.get("kind", "notes")
-        path, body = (
-            "vectors/search",
-            {"architect": architect.pk, "kind": kind, "query": question, "limit": 5},
+        sent = door.vectors_search_body(
+            architect_id=architect.pk, kind=kind, query=question, limit=5
         )
+
+        def ask() -> tuple[str, dict[str, Any]]:
+            if kind not in KINDS:
+                raise MemoryServiceError(f"kind must be one of {', '.join(KINDS)}", code="bad_form")
+            engine = vectors()
+            hits = engine.search(kind=kind, architect_id=architect.pk, query=question, limit=5)
+            return engine.name, {"hits": [asdict(hit) for hit in hits]}
+
     else:
         raise Http404("unknown store")
-    base = settings.MEMORY_INTERNAL_URL or request.build_absolute_uri("/").rstrip("/")
+    result: dict[str, Any] = {"store": store, "sent": sent}
     try:
-        response = httpx.post(
-            f"{base}/internal/v1/{path}",
-            json=body,
-            headers={HEADER: settings.MACHINE_SECRET},
-            timeout=30,
+        result["engine"], result["answer"] = ask()
+    except Exception as error:  # the probe shows a store's failure; it never becomes a 500
+        result["error"] = (
+            error.as_dict()
+            if isinstance(error, MemoryServiceError)
+            else {"code": "store_failed", "message": store_errors.reason(error)}
         )
-        result: Any = {"status": response.status_code, "sent": body, "answer": response.json()}
-    except (httpx.HTTPError, ValueError) as error:
-        result = {"status": None, "sent": body, "error": str(error)}
+        if result["error"]["code"] == "internal_door_address_missing":
+            result["error"]["message"] = door.URL_MISSING(lang)
     context = _context(
         request,
         forms.Stand(),

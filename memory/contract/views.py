@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.contract import serializers as s
+from memory.services import idempotency
 from memory.services.recall import recall
-from memory.services.remember import remember
+from memory.services.remember import Replayed, remember
 
 _ERRORS = {
     400: OpenApiResponse(s.ErrorBody, description="no phrase, or a body that is not an object"),
@@ -22,15 +24,43 @@ _MODEL_ERRORS = {
 }
 
 
+_IDEMPOTENCY = OpenApiParameter(
+    idempotency.HEADER,
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Makes a retry safe: the same key with the same body returns the first answer "
+    "(header Idempotent-Replayed: true); with another body the request is refused (422); while "
+    "the first is still served, 409. Keys live IDEMPOTENCY_TTL_HOURS (24 h by default).",
+)
+_IDEMPOTENCY_ERRORS = {
+    409: OpenApiResponse(
+        s.ErrorBody,
+        description="idempotency_in_progress: the first request with this key is still served",
+    ),
+    422: OpenApiResponse(
+        s.ErrorBody, description="idempotency_key_reused: this key came with another body"
+    ),
+}
+
+
 class RememberView(APIView):
     @extend_schema(
         operation_id="remember",
         summary="Remember: add to memory",
         request=s.Remember,
-        responses={200: s.RememberAnswer, **_ERRORS, **_MODEL_ERRORS},
+        parameters=[_IDEMPOTENCY],
+        responses={200: s.RememberAnswer, **_ERRORS, **_MODEL_ERRORS, **_IDEMPOTENCY_ERRORS},
     )
     def post(self, request: Request) -> Response:
-        return Response(remember(caller=request.user, data=request.data))
+        key = request.headers.get(idempotency.HEADER)
+        try:
+            answer = remember(caller=request.user, data=request.data, idempotency_key=key)
+        except Replayed as first:
+            return Response(
+                first.answer, status=first.status, headers={"Idempotent-Replayed": "true"}
+            )
+        return Response(answer)
 
 
 class RecallView(APIView):

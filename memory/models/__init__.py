@@ -1,6 +1,7 @@
 """The memory's own tables (the dynamic, grown tables are not Django models)."""
 
 from .agent import Thread, ToolCall
+from .idempotency import IdempotencyRecord
 from .instruction import InstructionReference
 from .notes import Note, NoteKeyword
 from .objects import MemoryObject
@@ -10,6 +11,7 @@ from .shape import ShapeEntry, ValueKeyword
 from .tenancy import ApiKey, Architect, User
 
 __all__ = [
+    "IdempotencyRecord",
     "InstructionReference",
     "ApiKey",
     "Architect",

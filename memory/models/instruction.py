@@ -1,4 +1,4 @@
-"""The reference instruction: the version of MEMORY-AGENT.md a human approved (passport §12).
+"""The reference instruction: the version of MEMORY-AGENT.md a human approved (PASSPORT.md §9).
 
 Only staff change it (admin or a command); no agent tool reaches it. Resetting the instruction
 writes the latest reference back to the file and touches nothing else.

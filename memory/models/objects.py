@@ -1,4 +1,4 @@
-"""Objects: a whole thing with an eternal id, found by its card (passport §14, §19)."""
+"""Objects: a whole thing with an eternal id, found by its card (PASSPORT.md §13)."""
 
 from __future__ import annotations
 

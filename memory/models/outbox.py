@@ -1,13 +1,14 @@
-"""The outbox: every write to the vectors or the graph is first a row here, in the same
-transaction as the fact it comes from, then delivered. A store that is down keeps it queued
-and a Celery task replays it with backoff, so nothing written is ever lost."""
+"""The outbox: every write to the vectors or the graph is first a row here, committed in the same
+transaction as the note it comes from, then delivered. A store that is down keeps the row
+``queued`` (retried with backoff, never given up); an item that can never be delivered is put
+aside as ``dead`` with its reason and never blocks another item or tenant (PASSPORT.md §14.1)."""
 
 from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
 
-STATUSES = [("queued", "queued"), ("done", "done")]
+STATUSES = [("queued", "queued"), ("done", "done"), ("dead", "dead")]
 
 
 class OutboxItem(models.Model):
@@ -19,6 +20,9 @@ class OutboxItem(models.Model):
     status = models.CharField(max_length=8, choices=STATUSES, default="queued", db_index=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
+    # A drainer that takes an item leases it until then; delivery runs outside any transaction,
+    # and an expired lease (the drainer died) lets another take it. Delivery is idempotent.
+    claimed_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     done_at = models.DateTimeField(null=True, blank=True)

@@ -1,4 +1,4 @@
-"""Run records: the facts of every request cycle (passport §11 step 1), and the verdict from outside."""
+"""Run records: the facts of every request cycle (PASSPORT.md §8), and the verdict from outside."""
 
 from __future__ import annotations
 
@@ -39,8 +39,11 @@ class Run(models.Model):
     report = models.JSONField(default=list, blank=True)
     thread = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
+    # The process serving this cycle ("host:pid:start"): the sweep closes a run whose process is
+    # gone (PASSPORT.md §14.2), so no run stays ``running`` after a crash.
+    owner = models.CharField(max_length=120, blank=True)
     # The verdict comes from outside (a later request's `verdict` parameter); until then the
-    # cycle is incomplete, not successful (passport §11 step 2).
+    # cycle is incomplete, not successful (PASSPORT.md §8).
     verdict = models.CharField(max_length=16, choices=VERDICTS, blank=True)
     verdict_note = models.TextField(blank=True)
     verdict_at = models.DateTimeField(null=True, blank=True)

@@ -1,4 +1,4 @@
-"""Resetting the instruction to its reference — a human's insurance (passport §12).
+"""Resetting the instruction to its reference — a human's insurance (PASSPORT.md §9).
 
 The reference is the version a human approved; it lives in ``InstructionReference`` and only
 staff change it. The first reference is the instruction as it stands when one is first needed

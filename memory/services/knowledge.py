@@ -1,4 +1,4 @@
-"""Filling the vectors and the graph — by code, never by the agent (passport §19).
+"""Filling the vectors and the graph — by code, never by the agent (PASSPORT.md §13).
 
 Every remember sends its note to the vectors, and the things the note names (from the model's
 phrase parse, or the offline NER) to the graph, linked to the note. The structured writes the
@@ -22,25 +22,31 @@ from memory.stores.vectors import VectorItem
 ARCHITECT = "архитектор"
 
 
-def note_entities(note: Note) -> dict[str, Any]:
-    """The note's named things: the model's parse when there was one, the offline NER otherwise."""
-    if note.entities:
-        return note.entities
-    found = ner.entities(note.text)
-    note.entities = {
+def named_by_ner(text: str) -> dict[str, Any]:
+    """The offline NER's named things in a text, in the shape the note keeps them."""
+    found = ner.entities(text)
+    return {
         "entities": [{"name": n.name, "type": n.type} for n in found],
         "relations": [],
         "by": "ner",
     }
+
+
+def note_entities(note: Note) -> dict[str, Any]:
+    """The note's named things: the model's parse when there was one, the offline NER otherwise."""
+    if note.entities:
+        return note.entities
+    note.entities = named_by_ner(note.text)
     note.save(update_fields=["entities"])
     return note.entities
 
 
-def note_to_stores(*, note: Note, run: Run | None) -> list[OutboxItem]:
-    architect = note.architect
+def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[OutboxItem]:
+    """The note's outbox rows: its vector always; its graph insert when ``graph`` (its things are
+    known: the caller computed them before the transaction)."""
     items = [
         outbox.vectors_add(
-            architect=architect,
+            architect=note.architect,
             kind="notes",
             items=[
                 VectorItem(
@@ -56,6 +62,13 @@ def note_to_stores(*, note: Note, run: Run | None) -> list[OutboxItem]:
             run=run,
         )
     ]
+    if graph:
+        items += note_graph(note=note, run=run)
+    return items
+
+
+def note_graph(*, note: Note, run: Run | None) -> list[OutboxItem]:
+    """The things the note names, linked to it, as one graph insert (none when it names none)."""
     named = note_entities(note)
     chunk = Chunk(id=f"note-{note.pk}", content=note.text)
     entities = [
@@ -77,13 +90,28 @@ def note_to_stores(*, note: Note, run: Run | None) -> list[OutboxItem]:
         )
         for r in named.get("relations", [])
     ]
-    if entities or relations:
-        items.append(
-            outbox.graph_insert(
-                architect=architect, chunks=[chunk], entities=entities, relations=relations, run=run
-            )
+    if not (entities or relations):
+        return []
+    return [
+        outbox.graph_insert(
+            architect=note.architect,
+            chunks=[chunk],
+            entities=entities,
+            relations=relations,
+            run=run,
         )
-    return items
+    ]
+
+
+def complete_orphan(run: Run) -> int:
+    """A remember whose process died after the note committed: give its notes the graph
+    insert the model step would have queued (from the NER). Returns the items queued."""
+    queued = 0
+    if OutboxItem.objects.filter(run=run, store="graph").exists():
+        return 0
+    for note in Note.objects.filter(run=run):
+        queued += len(note_graph(note=note, run=run))
+    return queued
 
 
 def _row_value(run: Run, table: str, row: int) -> str | None:
@@ -138,25 +166,38 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
 
 
 def deliver(items: list[OutboxItem]) -> dict[str, dict[str, Any]]:
-    """Try each item now; report per store whether it is written or queued (and why)."""
+    """Try each item now; report per store whether it is ``written``, ``queued`` (the store may
+    answer later: it is replayed) or ``failed`` (put aside as dead, with the reason).
+
+    Never raises: the note is already committed, so no failure here may become an error answer."""
     if not items:
         return {}
     try:
         result = outbox.drain(ids=[i.pk for i in items], force=True)
-    except MemoryServiceError as error:
-        if not error.retryable:
-            raise
-        result = outbox.Drained(
-            queued=[i.pk for i in items], errors={i.pk: error.message for i in items}
-        )
+    except Exception as error:  # the owner unreachable, the database busy: all stay queued
+        reason = error.message if isinstance(error, MemoryServiceError) else repr(error)
+        result = outbox.Drained(queued=[i.pk for i in items], errors={i.pk: reason for i in items})
     report: dict[str, dict[str, Any]] = {}
+    rank = {"written": 0, "queued": 1, "failed": 2}
     for item in items:
         entry = report.setdefault(item.store, {"status": "written", "items": 0})
         entry["items"] += 1
-        if item.pk not in result.delivered:
-            entry["status"] = "queued"
-            if item.pk in result.errors:
-                entry["note"] = result.errors[item.pk]
-    if result.queued:
-        outbox.schedule_replay(delay=2.0)
+        status = (
+            "written"
+            if item.pk in result.delivered
+            else "failed"
+            if item.pk in result.dead
+            else "queued"
+        )
+        if rank[status] > rank[entry["status"]]:
+            entry["status"] = status
+        if status != "written" and item.pk in result.errors:
+            entry["note"] = result.errors[item.pk]
+    if result.queued or len(result.delivered) + len(result.dead) < len(items):
+        outbox.hand_over(delay=2.0)
     return report
+
+
+def failed(stores: list[str], reason: str) -> dict[str, dict[str, Any]]:
+    """The stores' part of an answer when their writing broke before delivery was tried."""
+    return {store: {"status": "failed", "items": 0, "note": reason} for store in stores}

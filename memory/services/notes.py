@@ -19,15 +19,23 @@ def note_create(
     scope: Sequence[dict[str, Any]],
     sender: str,
     run: Run | None,
+    lemmas: Sequence[str] | None = None,
+    entities: dict[str, Any] | None = None,
 ) -> Note:
+    """The note and its lemmas. Callers inside a transaction pass ``lemmas`` (and ``entities``)
+    computed beforehand, so the write lock is held for the inserts only, never for morphology."""
+    if lemmas is None:
+        lemmas = language.keywords(text)
     note = Note.objects.create(
-        architect=architect, text=text, scope=list(scope), sender=sender, run=run
+        architect=architect,
+        text=text,
+        scope=list(scope),
+        sender=sender,
+        run=run,
+        entities=entities or {},
     )
     NoteKeyword.objects.bulk_create(
-        [
-            NoteKeyword(architect=architect, note=note, lemma=lemma)
-            for lemma in language.keywords(text)
-        ]
+        [NoteKeyword(architect=architect, note=note, lemma=lemma) for lemma in lemmas]
     )
     return note
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -10,6 +11,9 @@ from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
+from memory.services.runs import run_close
+
+log = logging.getLogger(__name__)
 
 _CAPPED = Text(
     ru="этот ключ разрешает глубину до {cap}; просили {asked}, выполнено как {granted}",
@@ -87,32 +91,34 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     if parsed.get("trace"):
         answer["trace"] = climb.trace
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
-    turns = sum(u.turns for u in usages)
     thread = next((o.thread for o in reversed(climb.outcomes) if o.thread), "")
     if thread:
         answer["thread"] = thread
     seconds = round(time.perf_counter() - started, 4)
     answer["seconds"] = seconds
-
-    run.depth_asked = grant.asked
-    run.depth_granted = grant.granted
-    run.depth_used = climb.depth_used
-    run.kind = kind
-    run.found = final is not None
-    run.model_turns = turns
-    run.thread = thread
-    run.tokens_in = sum(u.tokens_in for u in usages)
-    run.tokens_out = sum(u.tokens_out for u in usages)
-    run.cache_read_tokens = sum(u.cache_read_tokens for u in usages)
-    run.cache_creation_tokens = sum(u.cache_creation_tokens for u in usages)
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    run.cost_usd = sum(costs) if costs else None
-    run.seconds = seconds
-    run.stores = sorted({e.store for e in climb.report if e.status != "skipped"})
-    run.tools = sorted({t for o in climb.outcomes for t in o.tools})
-    run.skills = sorted({s for o in climb.outcomes for s in o.skills})
-    run.params = answer["params"]
-    run.report = answer["report"]
-    run.status = "done"
-    run.save()
+    _close_quietly(
+        run,
+        usages=usages,
+        depth_asked=grant.asked,
+        depth_granted=grant.granted,
+        depth_used=climb.depth_used,
+        kind=kind,
+        found=final is not None,
+        thread=thread,
+        seconds=seconds,
+        stores=sorted({e.store for e in climb.report if e.status != "skipped"}),
+        tools=sorted({t for o in climb.outcomes for t in o.tools}),
+        skills=sorted({s for o in climb.outcomes for s in o.skills}),
+        params=answer["params"],
+        report=answer["report"],
+    )
     return answer
+
+
+def _close_quietly(run: Any, **facts: Any) -> None:
+    """The answer is ready: a failure to record its facts (the database busy, say) is logged
+    and left to the sweep, never turned into an error answer."""
+    try:
+        run_close(run, **facts)
+    except Exception:
+        log.exception("recall: closing run %s failed; the answer is given all the same", run.pk)

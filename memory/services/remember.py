@@ -9,7 +9,9 @@ account of its work.
 from __future__ import annotations
 
 import json
+import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -26,11 +28,14 @@ from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNot
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
-from memory.services import knowledge
-from memory.services.cycle import frame, open_run, read_params, take_verdict
+from memory.services import idempotency, knowledge
+from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.notes import note_create
+from memory.services.runs import run_close
 from memory.shape import names
 from memory.shape.tools import TableChange, WriteReport, promote_to_list
+
+log = logging.getLogger(__name__)
 
 SKILLS = ("use-tables", "naming")
 TOOLS = (*agent_tools.WRITE_TOOLS, "read_catalog", "read_table")
@@ -47,6 +52,10 @@ _TABLE_READY = Text(
 _TABLE_EMPTY = Text(
     ru="таблица «{label}» ({table}) есть, но без модели некому разложить фразу по строкам",
     en="table «{label}» ({table}) exists, but with no model nothing lays the phrase out in rows",
+)
+_TABLE_FAILED = Text(
+    ru="таблица не создана, фраза сохранена заметкой: {reason}",
+    en="the table was not created; the phrase is kept as a note: {reason}",
 )
 _TASK = Text(
     ru="Запомни сказанное архитектором, разложив по таблицам памяти (навык use-tables). "
@@ -120,7 +129,7 @@ def _think(
             system=instruction.system_prompt(SKILLS),
             tools=ToolScope(architect_id=caller.architect.pk, run_id=str(run.pk), tools=TOOLS),
             thread=parsed.get("thread"),
-            timeout=settings.MODEL_PARSE_TIMEOUT,
+            timeout=settings.MODEL_TURN_TIMEOUT,
         )
         usage = usage.add(turn)
         thread_record(architect=caller.architect, backend=backend, result=turn)
@@ -133,57 +142,122 @@ def _think(
     except ThreadNotFound:
         raise
     except ModelError as error:
-        return (
-            {
-                "called": True,
-                "backend": backend.name,
-                "status": "failed",
-                "turns": usage.turns if usage else 0,
-                "error": {
-                    "code": error.code,
-                    "message": error.message,
-                    "retryable": error.retryable,
-                },
-            },
-            usage,
-        )
+        return _model_failed(error, usage.turns if usage else 0), usage
 
 
-def remember(*, caller: Caller, data: Any) -> dict[str, Any]:
+def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -> dict[str, Any]:
+    """Keep the phrase; then lay it out and fill the stores.
+
+    Everything that can be computed is computed BEFORE the write transaction (lemmas, the NER),
+    so the database's write lock is held for the inserts only. The run, the note, its lemmas, its
+    outbox rows, a verdict it carries and its idempotency record commit together, or none does.
+    After the commit nothing turns the answer into an error: a later failure is reported in its
+    own part of the answer (the store's ``failed``, the model's ``failed``) and on the run.
+    """
     started = time.perf_counter()
     parsed = read_params("remember", data)
     lang = parsed.lang
+    if idempotency_key is not None:
+        idempotency.check_key(idempotency_key, lang)
+        first = idempotency.replay(
+            architect=caller.architect, key=idempotency_key, data=data, lang=lang
+        )
+        if first is not None:
+            raise Replayed(*first)
     backend = model.backend()
     if parsed.has("thread"):
         # Refused before anything is written: the caller resends with a thread of its own.
         thread_check(architect=caller.architect, thread=parsed.get("thread"), backend=backend)
     demanded = _table_demand(parsed, caller)
+    text = parsed.get("text")
+    lemmas = language.keywords(text)
+    named = None if model.configured() else knowledge.named_by_ner(text)
+
     with transaction.atomic():
         run = open_run("remember", parsed, caller)
         note = note_create(
             architect=caller.architect,
-            text=parsed.get("text"),
+            text=text,
             scope=parsed.get("scope", []),
             sender=caller.name,
             run=run,
+            lemmas=lemmas,
+            entities=named,
         )
-    take_verdict(parsed, caller, run)
-
-    report = WriteReport(tables=[TableChange("notes", "notes", "insert", 1, note=_NOTE(lang))])
-    if demanded is not None:
-        report.merge(
-            promote_to_list(
-                architect=caller.architect,
-                kind=demanded.label,
-                basis=parsed.get("text"),
-                run=run,
-                allow_empty=True,
+        # Without a model the note's things are known now, and go out with the note. With one,
+        # the vectors go now and the graph after the model's parse (the sweep completes it
+        # from the NER if the process dies in between).
+        pending = knowledge.note_to_stores(note=note, run=run, graph=named is not None)
+        take_verdict(parsed, caller, run)
+        record = (
+            idempotency.reserve(
+                architect=caller.architect, key=idempotency_key, data=data, run=run, lang=lang
             )
+            if idempotency_key is not None
+            else None
         )
-        template = _TABLE_READY if model.configured() else _TABLE_EMPTY
-        parsed.accept(
-            "create_table", template(lang, label=demanded.label, table=f"mem_{demanded.name}")
+
+    with guarded(run):  # only a lost thread is raised from here on; it closes the run as failed
+        answer = _after_commit(parsed, caller, run, note, demanded, pending, started)
+    if record is not None:
+        _quietly("idempotency record", idempotency.settle, record, answer)
+    return answer
+
+
+class Replayed(Exception):
+    """The first answer given for an idempotency key, to be sent again as it was."""
+
+    def __init__(self, answer: dict[str, Any], status: int) -> None:
+        super().__init__("replayed")
+        self.answer = answer
+        self.status = status
+
+
+def _quietly(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a step after the commit; a failure is logged and returned, never raised."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as error:
+        log.exception("remember: %s failed after the note was committed", what)
+        return _Failure(f"{what}: {type(error).__name__}: {error}"[:2000])
+
+
+@dataclass
+class _Failure:
+    reason: str
+
+
+def _after_commit(
+    parsed: Parsed,
+    caller: Caller,
+    run: Run,
+    note: Note,
+    demanded: names.Name | None,
+    pending: list[OutboxItem],
+    started: float,
+) -> dict[str, Any]:
+    lang = parsed.lang
+    report = WriteReport(tables=[TableChange("notes", "notes", "insert", 1, note=_NOTE(lang))])
+    failures: list[str] = []
+    if demanded is not None:
+        made = _quietly(
+            "create_table",
+            promote_to_list,
+            architect=caller.architect,
+            kind=demanded.label,
+            basis=parsed.get("text"),
+            run=run,
+            allow_empty=True,
         )
+        if isinstance(made, _Failure):
+            failures.append(made.reason)
+            parsed.accept("create_table", _TABLE_FAILED(lang, reason=made.reason))
+        else:
+            report.merge(made)
+            template = _TABLE_READY if model.configured() else _TABLE_EMPTY
+            parsed.accept(
+                "create_table", template(lang, label=demanded.label, table=f"mem_{demanded.name}")
+            )
 
     usage: ModelResult | None = None
     if model.configured():
@@ -191,23 +265,28 @@ def remember(*, caller: Caller, data: Any) -> dict[str, Any]:
             model_block, usage = _think(parsed, caller, run, note, demanded)
         except ThreadNotFound as error:
             error.details.update({"run": str(run.pk), "stored": {"note": str(note.pk)}})
-            _close(run, parsed, report, started, None, ["tables"], error=error)
+            _quietly(
+                "run close", _close, run, parsed, report, started, None, ["tables"], error=error
+            )
             raise
-        tool_report, called = _tool_report(run)
-        report.merge(tool_report)
-        model_block["tools"] = called
+        except Exception as error:  # not a refusal of the model: a fault on our side
+            log.exception("remember: the model step failed after the note was committed")
+            model_block = _model_failed(
+                ModelError(f"{type(error).__name__}: {error}", code="model_step_failed")
+            )
+        got = _quietly("tool report", _tool_report, run)
+        if isinstance(got, _Failure):
+            failures.append(got.reason)
+            model_block["tools"] = []
+        else:
+            tool_report, called = got
+            report.merge(tool_report)
+            model_block["tools"] = called
     else:
         model_block = {"called": False, "status": "skipped", "note": _NO_MODEL(lang)}
 
     # The stores are filled by code, after the model, from the note and the tools' records.
-    pending = knowledge.note_to_stores(note=note, run=run)
-    pending += list(
-        OutboxItem.objects.filter(run=run, status="queued").exclude(pk__in=[i.pk for i in pending])
-    )
-    structured = knowledge.writes_to_graph(run=run, phrase=parsed.get("text"))
-    if structured is not None:
-        pending.append(structured)
-    stores = knowledge.deliver(pending)
+    stores = _fill_stores(parsed, run, note, pending, failures)
 
     answer: dict[str, Any] = {
         **frame("remember", run),
@@ -220,11 +299,59 @@ def remember(*, caller: Caller, data: Any) -> dict[str, Any]:
     if usage is not None and usage.thread and model_block.get("status") == "done":
         answer["thread"] = usage.thread
     if parsed.get("trace"):
-        answer["trace"] = _trace(note, run)
-    answer["seconds"] = _close(
-        run, parsed, report, started, usage, ["tables", *stores], answer=answer
+        trace = _quietly("trace", _trace, note, run)
+        answer["trace"] = [] if isinstance(trace, _Failure) else trace
+    answer["seconds"] = round(time.perf_counter() - started, 4)
+    _quietly(
+        "run close",
+        _close,
+        run,
+        parsed,
+        report,
+        started,
+        usage,
+        ["tables", *stores],
+        answer=answer,
+        failures=failures,
     )
     return answer
+
+
+def _fill_stores(
+    parsed: Parsed, run: Run, note: Note, pending: list[OutboxItem], failures: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Queue what the model step added for the graph (in one transaction), then deliver."""
+
+    def more() -> list[OutboxItem]:
+        with transaction.atomic():
+            extra: list[OutboxItem] = []
+            if not any(item.store == "graph" for item in pending):
+                extra += knowledge.note_graph(note=note, run=run)
+            known = [i.pk for i in pending + extra]
+            extra += list(OutboxItem.objects.filter(run=run, status="queued").exclude(pk__in=known))
+            structured = knowledge.writes_to_graph(run=run, phrase=parsed.get("text"))
+            if structured is not None:
+                extra.append(structured)
+            return extra
+
+    added = _quietly("graph items", more)
+    stores = knowledge.deliver(pending + ([] if isinstance(added, _Failure) else added))
+    if isinstance(added, _Failure):
+        failures.append(added.reason)
+        graph = stores.setdefault("graph", {"status": "failed", "items": 0})
+        graph.update(status="failed", note=added.reason)
+    return stores
+
+
+def _model_failed(error: ModelError, turns: int = 0) -> dict[str, Any]:
+    backend = model.backend()
+    return {
+        "called": True,
+        "backend": backend.name,
+        "status": "failed",
+        "turns": turns,
+        "error": {"code": error.code, "message": error.message, "retryable": error.retryable},
+    }
 
 
 def _trace(note: Note, run: Run) -> list[dict[str, Any]]:
@@ -256,26 +383,30 @@ def _close(
     *,
     answer: dict[str, Any] | None = None,
     error: MemoryServiceError | None = None,
-) -> float:
-    seconds = round(time.perf_counter() - started, 4)
-    run.stores = stores
-    run.params = parsed.fates_dict()
-    run.report = report.as_dict()["tables"]
-    run.seconds = seconds
-    run.tools = sorted(set(ToolCall.objects.filter(run=run).values_list("tool", flat=True)))
-    if usage is not None:
-        run.skills = list(SKILLS)
-        run.model_turns = usage.turns
-        run.tokens_in = usage.tokens_in
-        run.tokens_out = usage.tokens_out
-        run.cache_read_tokens = usage.cache_read_tokens
-        run.cache_creation_tokens = usage.cache_creation_tokens
-        run.cost_usd = usage.cost_usd
-        run.thread = usage.thread
-    run.status = "failed" if error is not None else "done"
+    failures: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    reasons = list(failures)
     if error is not None:
-        run.error = f"{error.code}: {error.message}"
+        reasons.insert(0, f"{error.code}: {error.message}")
     elif answer is not None and answer["model"].get("status") == "failed":
-        run.error = f"{answer['model']['error']['code']}: {answer['model']['error']['message']}"
-    run.save()
-    return seconds
+        reasons.insert(
+            0, f"{answer['model']['error']['code']}: {answer['model']['error']['message']}"
+        )
+    if answer is not None:
+        reasons += [
+            f"{store}: {entry.get('note', '')}"
+            for store, entry in answer["stores"].items()
+            if entry["status"] == "failed"
+        ]
+    run_close(
+        run,
+        usages=[usage],
+        error="; ".join(reasons),
+        failed=error is not None,
+        stores=stores,
+        params=parsed.fates_dict(),
+        report=report.as_dict()["tables"],
+        seconds=round(time.perf_counter() - started, 4),
+        tools=sorted(set(ToolCall.objects.filter(run=run).values_list("tool", flat=True))),
+        skills=list(SKILLS) if usage is not None else run.skills,
+    )

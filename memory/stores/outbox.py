@@ -1,20 +1,32 @@
-"""Writes to the vectors and the graph go through the outbox (``OutboxItem``): recorded with the
-fact they come from, delivered at once when the store answers, replayed with backoff when not.
+"""Writes to the vectors and the graph go through the outbox (``OutboxItem``): recorded in the same
+transaction as the fact they come from, delivered at once when the store answers, replayed with
+backoff when not (PASSPORT.md §14.1).
 
-Delivery is idempotent (stable vector ids; the graph merges what it already has), so a replay
-after a crash between delivery and bookkeeping does no harm. With the embedded engines only the
-process that owns them delivers; another process asks the owner through the internal door.
+Every delivery error is classified: a *retryable* one (the store is down, slow, locked) keeps the
+item ``queued`` and backs off with no retry cap; a *permanent* one (the store refuses this item
+for good) puts it aside as ``dead`` with the reason. Either way the drain goes on to the next item:
+one bad item never blocks another, nor another tenant.
+
+Delivery runs outside any database transaction: an item is leased (``claimed_until``) in a short
+transaction, delivered, then marked in another. Delivery is idempotent (stable vector ids; the
+graph merges what it already has), so a lease that expires after a crash does no harm. With the
+embedded engines only the process that owns them delivers; another process asks the owner
+through the internal door.
 """
 
 from __future__ import annotations
 
+import logging
+import random
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory.errors import MemoryServiceError
@@ -23,15 +35,34 @@ from memory.stores import door
 from memory.stores.graph import Chunk, Entity, Relation, graph
 from memory.stores.vectors import VectorItem, vectors
 
+log = logging.getLogger(__name__)
+
+REPLAY_TASK = "memory.outbox_replay"
+
 
 @dataclass
 class Drained:
     delivered: list[int] = field(default_factory=list)
     queued: list[int] = field(default_factory=list)
+    dead: list[int] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"delivered": self.delivered, "queued": self.queued, "errors": self.errors}
+        return {
+            "delivered": self.delivered,
+            "queued": self.queued,
+            "dead": self.dead,
+            "errors": {str(k): v for k, v in self.errors.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Drained:
+        return cls(
+            delivered=list(data.get("delivered", [])),
+            queued=list(data.get("queued", [])),
+            dead=list(data.get("dead", [])),
+            errors={int(k): v for k, v in (data.get("errors") or {}).items()},
+        )
 
 
 def enqueue(
@@ -68,29 +99,60 @@ def graph_insert(
     return enqueue(architect=architect, store="graph", op="insert", payload=payload, run=run)
 
 
+class PermanentError(MemoryServiceError):
+    """This item can never be delivered as it is (a malformed payload, an unknown operation)."""
+
+    code = "outbox_permanent"
+    retryable = False
+
+
 def _deliver(item: OutboxItem) -> None:
     payload = item.payload
-    if item.store == "vectors" and item.op == "add":
-        vectors().add(
-            kind=payload["kind"],
-            architect_id=item.architect_id,
-            items=[VectorItem(**i) for i in payload["items"]],
-        )
-    elif item.store == "graph" and item.op == "insert":
-        graph().insert(
-            architect_id=item.architect_id,
-            chunks=[Chunk(**c) for c in payload["chunks"]],
-            entities=[Entity(**e) for e in payload["entities"]],
-            relations=[Relation(**r) for r in payload["relations"]],
-        )
-    else:
-        raise MemoryServiceError(
-            f"unknown outbox operation {item.store}.{item.op}", code="outbox_unknown_op"
-        )
+    try:
+        if item.store == "vectors" and item.op == "add":
+            batch = [VectorItem(**i) for i in payload["items"]]
+            vectors().add(kind=payload["kind"], architect_id=item.architect_id, items=batch)
+        elif item.store == "graph" and item.op == "insert":
+            chunks = [Chunk(**c) for c in payload["chunks"]]
+            entities = [Entity(**e) for e in payload["entities"]]
+            relations = [Relation(**r) for r in payload["relations"]]
+            graph().insert(
+                architect_id=item.architect_id,
+                chunks=chunks,
+                entities=entities,
+                relations=relations,
+            )
+        else:
+            raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
+    except (KeyError, TypeError) as error:
+        raise PermanentError(f"malformed outbox payload: {error!r}") from error
+
+
+# Transport and resource failures: the store may answer later.
+_RETRYABLE = (ConnectionError, TimeoutError, OSError, DatabaseError)
+
+
+def classify(error: BaseException) -> tuple[bool, str]:
+    """(retryable, reason) for a delivery error. Unknown errors are permanent: retrying the same
+    payload against the same code would fail the same way, and a dead item is visible and can be
+    requeued by staff once the cause is fixed, while a queued one would retry forever."""
+    if isinstance(error, MemoryServiceError):
+        return error.retryable, f"{error.code}: {error.message}"
+    if isinstance(error, _RETRYABLE):
+        return True, f"{type(error).__name__}: {error}"
+    frame = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    where = f" at {frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno}" if frame else ""
+    return False, f"{type(error).__name__}: {error}{where}"
 
 
 def backoff(attempts: int) -> timedelta:
-    return timedelta(seconds=min(settings.OUTBOX_MAX_BACKOFF, 2 ** min(attempts, 12)))
+    """Exponential with jitter, capped in length (not in count): retries go on for ever."""
+    base = min(settings.OUTBOX_MAX_BACKOFF, 2 ** min(attempts, 20))
+    return timedelta(seconds=base * random.uniform(0.75, 1.0))
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
 
 
 def _owner_here() -> bool:
@@ -100,49 +162,107 @@ def _owner_here() -> bool:
     return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
 
 
-def drain(*, ids: Iterable[int] | None = None, force: bool = False) -> Drained:
-    """Deliver queued items (the given ones, or every due one). Failures stay queued with backoff."""
-    if not _owner_here():
-        return Drained(
-            **door.client().drain(ids=list(ids) if ids is not None else None, force=force)
+def _claim(pk: int, *, force: bool) -> OutboxItem | None:
+    """Lease one queued item to this drainer, in a short transaction of its own."""
+    now = timezone.now()
+    free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+    due = Q() if force else Q(next_attempt_at__lte=now)
+    with transaction.atomic():
+        taken = OutboxItem.objects.filter(free, due, pk=pk, status="queued").update(
+            claimed_until=now + lease()
         )
+    if not taken:
+        return None  # another drainer has it, or it is no longer queued
+    return OutboxItem.objects.get(pk=pk)
+
+
+def _settle(item: OutboxItem, error: BaseException | None, result: Drained) -> None:
+    now = timezone.now()
+    item.attempts += 1
+    item.claimed_until = None
+    if error is None:
+        item.status = "done"
+        item.done_at = now
+        item.last_error = ""
+        result.delivered.append(item.pk)
+    else:
+        retryable, reason = classify(error)
+        item.last_error = reason[:4000]
+        result.errors[item.pk] = reason
+        if retryable:
+            item.next_attempt_at = now + backoff(item.attempts)
+            result.queued.append(item.pk)
+        else:
+            item.status = "dead"
+            item.done_at = now
+            result.dead.append(item.pk)
+            log.error("outbox item %s is dead: %s", item.pk, reason)
+    with transaction.atomic():
+        OutboxItem.objects.filter(pk=item.pk).update(
+            status=item.status,
+            attempts=item.attempts,
+            claimed_until=None,
+            next_attempt_at=item.next_attempt_at,
+            last_error=item.last_error,
+            done_at=item.done_at,
+        )
+
+
+def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int = 500) -> Drained:
+    """Deliver queued items (the given ones, or every due one, oldest first).
+
+    Never raises for one item's failure: each is settled on its own as delivered, queued with
+    backoff, or dead. ``force`` ignores the backoff (the request that wrote the items)."""
+    if not _owner_here():
+        data = door.client().drain(ids=list(ids) if ids is not None else None, force=force)
+        return Drained.from_dict(data)
     result = Drained()
     query = OutboxItem.objects.filter(status="queued")
     if ids is not None:
         query = query.filter(pk__in=list(ids))
-    if not force and ids is None:
+    elif not force:
         query = query.filter(next_attempt_at__lte=timezone.now())
-    for pk in list(query.order_by("pk").values_list("pk", flat=True)):
-        with transaction.atomic():
-            locked = OutboxItem.objects.select_for_update(skip_locked=True).filter(
-                pk=pk, status="queued"
-            )
-            item = locked.first()
-            if item is None:
-                continue  # another drainer has it
-            try:
-                _deliver(item)
-            except MemoryServiceError as error:
-                # Kept queued either way — nothing is dropped. A permanent refusal (e.g. no
-                # server configured for this architect) waits the longest before the next try.
-                item.attempts += 1
-                item.last_error = error.message[:2000]
-                wait = backoff(item.attempts) if error.retryable else backoff(64)
-                item.next_attempt_at = timezone.now() + wait
-                item.save(update_fields=["attempts", "last_error", "next_attempt_at"])
-                result.queued.append(pk)
-                result.errors[pk] = error.message
-                continue
-            item.status = "done"
-            item.done_at = timezone.now()
-            item.attempts += 1
-            item.save(update_fields=["status", "done_at", "attempts"])
-            result.delivered.append(pk)
+    for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit]):
+        item = _claim(pk, force=force or ids is not None)
+        if item is None:
+            continue
+        try:
+            _deliver(item)
+        except Exception as error:  # classified, recorded, and the drain goes on
+            _settle(item, error, result)
+        else:
+            _settle(item, None, result)
     return result
 
 
-def schedule_replay(delay: float) -> None:
-    """Ask the worker to replay after ``delay`` seconds (once the current transaction commits)."""
-    from memory.tasks import outbox_replay
+def requeue(ids: Iterable[int]) -> int:
+    """Put dead items back in the queue (staff, once the cause is fixed)."""
+    return OutboxItem.objects.filter(pk__in=list(ids), status="dead").update(
+        status="queued", next_attempt_at=timezone.now(), claimed_until=None, done_at=None
+    )
 
-    transaction.on_commit(lambda: outbox_replay.apply_async(countdown=max(1.0, delay)))
+
+def state(architect: Architect, *, dead_shown: int = 5) -> dict[str, Any]:
+    """How many of an architect's items wait and how many are dead, with the newest dead ones."""
+    mine = OutboxItem.objects.filter(architect=architect)
+    return {
+        "queued": mine.filter(status="queued").count(),
+        "dead": mine.filter(status="dead").count(),
+        "dead_items": list(mine.filter(status="dead").order_by("-pk")[:dead_shown]),
+    }
+
+
+def hand_over(delay: float = 0.0) -> None:
+    """The one way the outbox hands work to Celery: a replay task, sent once the current
+    transaction commits. A broker that is down is logged, never raised: the periodic sweep
+    replays what is queued anyway."""
+
+    def send() -> None:
+        from memory.celery import app
+
+        try:
+            app.send_task(REPLAY_TASK, countdown=max(1.0, delay))
+        except Exception as error:  # the answer has been given; the sweep catches up
+            log.warning("could not hand the outbox to Celery (the sweep will replay): %s", error)
+
+    transaction.on_commit(send, robust=True)

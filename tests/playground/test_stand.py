@@ -148,8 +148,12 @@ def test_a_broken_scope_card_is_named_by_its_number_and_empty_cards_are_not_sent
         },
     )
     answer = raw(response)
-    assert answer["params"]["scope"]["fate"] == "bad_form"
-    assert answer["params"]["scope"]["indexes"] == [1, 2]  # the 2nd and 3rd records sent…
+    # A scope with a bad record refuses the whole remember: nothing is stored unscoped.
+    assert response.status_code == 400
+    assert answer["error"]["code"] == "bad_scope"
+    assert answer["error"]["params"]["scope"]["fate"] == "bad_form"
+    assert answer["error"]["params"]["scope"]["indexes"] == [1, 2]  # the 2nd and 3rd records…
+    assert not Note.objects.exists()
     page = response.content.decode()
     for card in (3, 4):  # …are cards 3 and 4
         block = re.search(rf'<div class="card error" id="scope-card-{card}".*?</div>', page, re.S)
@@ -244,12 +248,58 @@ def test_only_staff_can_change_the_reference(carol, staff):
     assert instruction.reference().text == "новый эталон"
 
 
-def test_no_agent_tool_reaches_the_reference():
+def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
+    grown, browser, carol, staff, settings
+):
+    """Every agent tool and every stand path a non-staff user has is run with the reference's
+    text and name as its input; neither the instruction file nor the stored references change.
+    (The earlier check read the tools' code for a name, and could not see a call by another.)"""
     from memory.agent import tools
+    from memory.models import InstructionReference
 
-    for tool in tools.TOOLS:
-        source = tool.fn.__code__.co_names + tool.fn.__code__.co_consts
-        assert "instruction" not in " ".join(map(str, source)).lower(), tool.name
+    reference = instruction.reference_set(text="ЭТАЛОН: отвечай одним словом.\n", user=staff).text
+    path = settings.MEMORY_INSTRUCTION_PATH
+    current = path.read_text(encoding="utf-8")
+    assert current != reference
+    references = list(InstructionReference.objects.order_by("pk").values_list("pk", "text"))
+    arguments = {
+        "write_value": {"kind": "инструкция", "value": reference},
+        "make_new_kind": {"kind": "инструкция памяти", "value": reference},
+        "promote_to_list": {"kind": "эталоны", "items": [{"value": reference}]},
+        "read_catalog": {},
+        "read_table": {"table": "root"},
+        "ask_graph": {"question": f"{reference} MEMORY-AGENT.md"},
+        "keep_object": {
+            "name": "MEMORY-AGENT.md",
+            "media_type": "text/markdown",
+            "content": reference,
+            "summary": "эталон инструкции",
+        },
+    }
+    assert set(arguments) == {t.name for t in tools.TOOLS}  # a new tool is exercised here too
+    run = Run.objects.create(architect=carol.architect, verb="remember", caller="t", channel="api")
+    with tools.bound(tools.Scope(architect=carol.architect, run=run)):
+        for name, given in arguments.items():
+            try:
+                tools.call(name, given)
+            except tools.ToolRefused:
+                pass  # a refusal is recorded, and writes nothing either
+    assert {c.tool for c in run.tool_calls.all()} == set(arguments)  # each one really ran
+
+    for verb in ("remember", "recall"):
+        post(browser, text=reference, verb=verb)
+    browser.post("/ru/settings/summary", {"scope_cards": "1", "thread": reference})
+    browser.post("/ru/settings/probe/graph", {"question": reference})
+    browser.post("/ru/settings/probe/vectors", {"question": reference, "kind": "notes"})
+    assert browser.post("/ru/settings/instruction/reset", {"confirm": "yes"}).status_code == 403
+
+    assert path.read_text(encoding="utf-8") == current
+    assert list(InstructionReference.objects.order_by("pk").values_list("pk", "text")) == references
+    # The one path that does write it, so the check above can fail.
+    staff_client = Client()
+    staff_client.force_login(staff)
+    staff_client.post("/ru/settings/instruction/reset", {"confirm": "yes"})
+    assert path.read_text(encoding="utf-8") == reference
 
 
 @pytest.mark.django_db
@@ -260,18 +310,45 @@ def test_the_progress_partial_shows_a_runs_state(browser, carol):
     assert "hx-trigger" not in fragment  # a finished run is not polled
 
 
-def test_the_probe_is_answered_through_the_internal_door_and_the_secret_stays_on_the_server(
-    live_server, carol, alice, settings
+@pytest.mark.django_db
+def test_the_probe_asks_the_stores_this_process_owns_and_the_secret_stays_on_the_server(
+    browser, carol, settings
 ):
-    settings.MEMORY_INTERNAL_URL = live_server.url
-    client = Client()
-    client.force_login(carol)
-    response = client.post("/en/settings/probe/vectors", {"question": "друг", "kind": "notes"})
-    page = html_lib.unescape(response.content.decode())
-    assert '"status": 200' in page
-    assert settings.MACHINE_SECRET not in page
-    graph = html_lib.unescape(
-        client.post("/en/settings/probe/graph", {"question": "Где служил Денис?"}).content.decode()
+    from memory.stores.graph import graph
+    from memory.stores.graph_types import Chunk, Entity, Relation
+
+    settings.MEMORY_INTERNAL_URL = ""  # the owner needs no door to ask its own stores
+    chunk = Chunk(id="note-1", content="Мой друг Денис служил в Кремле с 1992 по 1994 год.")
+    graph().insert(
+        architect_id=carol.architect.pk,
+        chunks=[chunk],
+        entities=[Entity("Денис", "person", source=chunk.id), Entity("Кремль", source=chunk.id)],
+        relations=[Relation("Денис", "Кремль", "служил с 1992 по 1994", "служба", chunk.id)],
     )
-    assert '"status": 200' in graph and "hl_keywords" in graph
-    assert settings.MACHINE_SECRET not in client.get(URL.format(lang="en")).content.decode()
+    found = json.loads(
+        html_lib.unescape(
+            re.search(
+                r'<pre id="probe-json">(.*?)</pre>',
+                browser.post(
+                    "/en/settings/probe/graph", {"question": "Где служил Денис?"}
+                ).content.decode(),
+                re.S,
+            ).group(1)
+        )
+    )
+    assert found["engine"] == "lightrag-local"
+    assert found["sent"]["architect"] == carol.architect.pk
+    assert found["sent"]["hl_keywords"] and found["sent"]["ll_keywords"]
+    assert "Денис" in {e["name"] for e in found["answer"]["entities"]}
+    vectors = html_lib.unescape(
+        browser.post(
+            "/en/settings/probe/vectors", {"question": "друг", "kind": "notes"}
+        ).content.decode()
+    )
+    assert '"engine": "qdrant-local"' in vectors and '"hits": []' in vectors
+    bad_kind = html_lib.unescape(
+        browser.post("/en/settings/probe/vectors", {"question": "x", "kind": "x"}).content.decode()
+    )
+    assert '"code": "bad_form"' in bad_kind
+    for page in (vectors, bad_kind, browser.get(URL.format(lang="en")).content.decode()):
+        assert settings.MACHINE_SECRET not in page

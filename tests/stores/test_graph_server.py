@@ -82,8 +82,12 @@ def test_an_architect_with_no_server_is_refused_not_sent_elsewhere(
 ):
     on_servers({"alice": lightrag_server}, lightrag_server.api_key)
     stored = client_for(bob).remember(FACT)
-    assert stored["stores"]["graph"]["status"] == "queued"
+    # A permanent refusal: the item is set aside as dead with the reason (staff requeue it once
+    # bob has a server), never retried against someone else's graph.
+    assert stored["stores"]["graph"]["status"] == "failed"
     assert "no LightRAG server for architect" in stored["stores"]["graph"]["note"]
+    dead = OutboxItem.objects.get(run_id=stored["run"], store="graph")
+    assert dead.status == "dead" and "no LightRAG server" in dead.last_error
 
 
 def test_with_the_server_down_the_graph_write_is_queued_and_replayed_when_it_is_back(

@@ -1,4 +1,4 @@
-"""Scope: where and when a statement holds (passport §15.3).
+"""Scope: where and when a statement holds (PASSPORT.md §7).
 
 Two dimensions only — calendar and geo. An empty scope means "unknown where and when", never
 "everywhere, always". No inheritance ladders: a place key matches itself only (Madrid does not

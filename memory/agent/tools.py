@@ -1,6 +1,6 @@
 """The agent's tools: one registry, served over MCP to the CLI and called in-process by the
 HTTP backends. The schema of each tool comes from its signature (never from the instruction);
-its description names the occasion and the cost, not the mechanism (passport §19).
+its description names the occasion and the cost, not the mechanism (PASSPORT.md §12).
 
 A tool acts in the tenant of the scope the memory set for the process or the call — the
 architect is never an argument the model could change. Every call is recorded as a

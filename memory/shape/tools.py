@@ -1,4 +1,4 @@
-"""The three write tools of the relational store: three physical methods (passport §19).
+"""The three write tools of the relational store: three physical methods (PASSPORT.md §11).
 
 - ``write_value`` — UPDATE in place; the shape does not grow.
 - ``make_new_kind`` — ALTER TABLE ADD COLUMN ×3 (the value, the kind of claim, the basis), then
@@ -7,7 +7,7 @@
   with its own time, clear the root field; when the list already exists, append to it (a branch
   of the same tool, reported as such).
 
-Each returns the write report of SPEC §6. Every row carries its architect and every statement
+Each returns the write report of PASSPORT.md §6. Every row carries its architect and every statement
 filters by it. Nothing is ever dropped.
 """
 

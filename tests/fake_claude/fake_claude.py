@@ -203,7 +203,7 @@ def main() -> None:
         transcript.write(json.dumps(turn, ensure_ascii=False) + "\n")
 
     # Token counts stand in for real ones; what matters is their shape: a fresh thread creates
-    # the cache, a resumed one reads its history from it (passport §18).
+    # the cache, a resumed one reads its history from it (PASSPORT.md §12).
     past = len(system) + sum(len(t["prompt"]) + len(t["result"]) for t in history)
     created = len(system) // 4 if not history else len(prompt) // 4
     read = past // 4 if history else 0

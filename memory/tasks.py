@@ -12,6 +12,8 @@ from django.utils import timezone
 from memory import language
 from memory.errors import MemoryServiceError
 from memory.models import Note, NoteKeyword, OutboxItem
+from memory.services import runs
+from memory.services.idempotency import forget_expired
 from memory.stores import outbox
 
 log = logging.getLogger(__name__)
@@ -55,9 +57,6 @@ def outbox_replay(self) -> dict[str, Any]:  # type: ignore[no-untyped-def]
 def sweep() -> dict[str, Any]:
     """The periodic sweep (Celery beat): replay due outbox items — including those left queued by
     a restart —, close runs whose process is gone, forget expired idempotency keys."""
-    from memory.services import runs
-    from memory.services.idempotency import forget_expired
-
     report: dict[str, Any] = {
         "closed_runs": runs.close_orphans(),
         "forgotten_keys": forget_expired(),

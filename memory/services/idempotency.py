@@ -24,6 +24,7 @@ from django.utils import timezone
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.models import Architect, IdempotencyRecord, Note, OutboxItem, Run
+from memory.services.cycle import frame
 
 HEADER = "Idempotency-Key"
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")  # printable ASCII, no spaces
@@ -108,8 +109,6 @@ def forget_expired() -> int:
 
 def _rebuilt(run: Run, lang: str) -> dict[str, Any]:
     """A remember answer from the facts of a run whose process died before answering."""
-    from memory.services.cycle import frame
-
     note = Note.objects.filter(run=run).order_by("created_at").first()
     stores: dict[str, dict[str, Any]] = {}
     for item in OutboxItem.objects.filter(run=run):

@@ -29,9 +29,10 @@ from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory.celery import app
 from memory.errors import MemoryServiceError
 from memory.models import Architect, OutboxItem, Run
-from memory.stores import door
+from memory.stores import door, embedded
 from memory.stores.graph import Chunk, Entity, Relation, graph
 from memory.stores.vectors import VectorItem, vectors
 
@@ -157,8 +158,6 @@ def lease() -> timedelta:
 
 def _owner_here() -> bool:
     """Only the owner of embedded stores delivers to them; server engines take anyone."""
-    from memory.stores import embedded
-
     return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
 
 
@@ -258,8 +257,6 @@ def hand_over(delay: float = 0.0) -> None:
     replays what is queued anyway."""
 
     def send() -> None:
-        from memory.celery import app
-
         try:
             app.send_task(REPLAY_TASK, countdown=max(1.0, delay))
         except Exception as error:  # the answer has been given; the sweep catches up

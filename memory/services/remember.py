@@ -22,6 +22,7 @@ from memory.agent import instruction
 from memory.agent import tools as agent_tools
 from memory.auth import Caller
 from memory.contract.params import Parsed
+from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNotFound, ToolScope
@@ -197,8 +198,14 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
             else None
         )
 
-    with guarded(run):  # only a lost thread is raised from here on; it closes the run as failed
-        answer = _after_commit(parsed, caller, run, note, demanded, pending, started)
+    try:
+        with guarded(run):  # only a lost thread is raised from here on; it closes the run as failed
+            answer = _after_commit(parsed, caller, run, note, demanded, pending, started)
+    except MemoryServiceError as refusal:
+        if record is not None:  # a retry gets the same refusal, not a second note
+            body = {"contract": CONTRACT_VERSION, "error": refusal.as_dict()}
+            _quietly("idempotency record", idempotency.settle, record, body, refusal.status)
+        raise
     if record is not None:
         _quietly("idempotency record", idempotency.settle, record, answer)
     return answer

@@ -10,6 +10,7 @@ from django.db import connection
 from memory.models import IdempotencyRecord, Note, Run
 from memory.services import idempotency
 from tests.conftest import MemoryClient
+from tests.services.test_model_cycle import PARSE
 
 pytestmark = pytest.mark.django_db
 
@@ -100,3 +101,20 @@ def test_concurrent_twins_store_the_fact_once(alice, client_for):
     assert sorted(set(codes)) in ([200], [200, 409]), codes
     assert codes.count(200) >= 1
     assert Note.objects.count() == 1
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("grown")
+def test_a_refusal_after_the_commit_is_replayed_as_it_was(fake_claude, alice_api):
+    """A thread the CLI lost is refused (404) after the note is kept; a retry with the same key
+    gets the same refusal and the note is not stored twice."""
+    fake_claude.script([PARSE, {"match": "Запомни", "result": "ok"}])
+    thread = alice_api.remember("У меня есть друг Дима")["thread"]
+    for path in fake_claude.home.glob(f"projects/*/{thread}.jsonl"):
+        path.unlink()
+    body = {"text": "И ещё друг Миша", "thread": thread}
+    first = _post(alice_api, body, "lost-thread")
+    again = _post(alice_api, body, "lost-thread")
+    assert first.status_code == again.status_code == 404
+    assert again.json() == first.json() and again.json()["error"]["code"] == "thread_not_found"
+    assert Note.objects.filter(text="И ещё друг Миша").count() == 1

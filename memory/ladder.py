@@ -149,6 +149,9 @@ class Outcome:
     thread: str = ""
     tools: list[str] = field(default_factory=list)
     skills: list[str] = field(default_factory=list)
+    # Hits below the answer bar (memory.relevance), best first: they never stop the climb, and
+    # are returned, fused across levels, when no level answers.
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -168,6 +171,27 @@ class Climb:
     trace: list[dict[str, Any]]
     outcomes: list[Outcome]
     seconds_by_level: dict[int, float]
+
+    def candidates(self, limit: int = 10) -> list[dict[str, Any]]:
+        """Every level's candidates fused by reciprocal rank (k=60), one entry per item."""
+        return fuse([o.candidates for o in self.outcomes], limit=limit)
+
+
+RRF_K = 60
+
+
+def fuse(ranked_lists: Sequence[Sequence[dict[str, Any]]], *, limit: int) -> list[dict[str, Any]]:
+    """Reciprocal rank fusion of ranked lists whose items carry an ``id``; the first list's
+    copy of an item is kept. The fused score is returned as ``fused``."""
+    scores: dict[str, float] = {}
+    items: dict[str, dict[str, Any]] = {}
+    for ranked in ranked_lists:
+        for rank, item in enumerate(ranked, 1):
+            key = str(item["id"])
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            items.setdefault(key, item)
+    order = sorted(scores, key=lambda k: -scores[k])[:limit]
+    return [{**items[k], "fused": round(scores[k], 5)} for k in order]
 
 
 _NOT_BUILT = Text(ru="не построен", en="not built yet")

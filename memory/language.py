@@ -76,11 +76,11 @@ def lemma(word: str) -> str | None:
     return word
 
 
+def terms(text: str) -> list[str]:
+    """Every content lemma of a phrase, repeats kept: what the full-text index counts."""
+    return [found[:64] for found in map(lemma, words(text)) if found]
+
+
 def keywords(text: str) -> list[str]:
     """Distinct content lemmas of a phrase, in the order they first appear."""
-    seen: dict[str, None] = {}
-    for word in words(text):
-        found = lemma(word)
-        if found:
-            seen.setdefault(found[:64], None)
-    return list(seen)
+    return list(dict.fromkeys(terms(text)))

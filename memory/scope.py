@@ -40,7 +40,8 @@ def fits(stored: Sequence[dict[str, Any]], asked: Sequence[dict[str, Any]]) -> b
     """Does a statement with scope ``stored`` hold for a question with scope ``asked``?
 
     On each dimension the question names, a statement bound on that dimension must match one
-    of the question's records; a statement not bound on it is not excluded (unknown, not false).
+    of the question's records (exact keys: Madrid is not Spain); a statement not bound on it is
+    not excluded — unknown, not false (see ``unknown``).
     """
     for dimension in DIMENSIONS:
         wanted = records(asked, dimension)
@@ -48,6 +49,12 @@ def fits(stored: Sequence[dict[str, Any]], asked: Sequence[dict[str, Any]]) -> b
         if wanted and bound and not any(_matches(s, a) for s in bound for a in wanted):
             return False
     return True
+
+
+def unknown(stored: Sequence[dict[str, Any]], asked: Sequence[dict[str, Any]]) -> list[Dimension]:
+    """Dimensions the question names on which the statement is not bound: it may hold there or
+    not — unknown, so such a statement answers only as ``parameter_dependent``."""
+    return [d for d in DIMENSIONS if records(asked, d) and not records(stored, d)]
 
 
 def missing(

@@ -234,6 +234,19 @@ QDRANT_URL = env.str("QDRANT_URL", "")
 QDRANT_API_KEY = env.str("QDRANT_API_KEY", "")
 # Seconds a Qdrant server has for one search or write (local mode runs in the process).
 VECTORS_TIMEOUT = env.float("VECTORS_TIMEOUT", 10.0)
+# Level 1's full-text ranking: BM25 over the notes' own terms plus, at a lower weight, the
+# terms of their conversation neighbours (PASSPORT.md «Поиск»). On LoCoMo context lifted BM25's
+# recall@10 from 0.687 to 0.80–0.81, flat over 1–3 neighbours a side and weights 0.2–0.5
+# (../shared/MEASURED.md): the middle of that plateau, not a tuned point.
+NOTES_BM25_K1 = env.float("NOTES_BM25_K1", 1.2)
+NOTES_BM25_B = env.float("NOTES_BM25_B", 0.75)
+NOTES_CONTEXT_NEIGHBOURS = env.int("NOTES_CONTEXT_NEIGHBOURS", 2)
+NOTES_CONTEXT_WEIGHT = env.float("NOTES_CONTEXT_WEIGHT", 0.3)
+# Notes of one sender further apart than this are different conversations.
+NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
+# The answer bar (memory.relevance): the rarity-weighted share of the question's content terms
+# that a note must hold itself for a level to answer. Below it a hit is a candidate.
+ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # Relevance floors of level 4, measured on the embedder (bench/objects_threshold.py; PASSPORT.md).
 VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.84)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)

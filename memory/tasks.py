@@ -6,13 +6,11 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from django.db import transaction
 from django.utils import timezone
 
-from memory import language
 from memory.errors import MemoryServiceError
-from memory.models import Note, NoteKeyword, OutboxItem
-from memory.services import runs
+from memory.models import OutboxItem
+from memory.services import notes, runs
 from memory.services.idempotency import forget_expired
 from memory.stores import outbox
 
@@ -21,17 +19,9 @@ log = logging.getLogger(__name__)
 
 @shared_task(name="memory.notes_reindex", acks_late=True)
 def notes_reindex(architect_id: int) -> int:
-    """Rebuild the lemmas of one architect's notes (after the morphology changes). Returns the count."""
-    count = 0
-    for note in Note.objects.filter(architect_id=architect_id).iterator():
-        lemmas = language.keywords(note.text)  # computed before the transaction takes the lock
-        with transaction.atomic():
-            NoteKeyword.objects.filter(note=note).delete()
-            NoteKeyword.objects.bulk_create(
-                [NoteKeyword(architect_id=architect_id, note=note, lemma=lemma) for lemma in lemmas]
-            )
-        count += 1
-    return count
+    """Rebuild one architect's full-text index (after the morphology or the context settings
+    change). Returns the number of notes."""
+    return notes.reindex(architect_id)
 
 
 @shared_task(name=outbox.REPLAY_TASK, bind=True, acks_late=True)

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.models import Architect, Run
+from memory.relevance import TermWeights, term_weights
 
 
 @dataclass
@@ -18,3 +19,9 @@ class RecallContext:
     run: Run | None = None
     # What a level leaves for the levels above it (level 1's weak candidates for level 2).
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def weights(self) -> TermWeights:
+        """The question's terms weighed against the architect's notes, computed once."""
+        if "weights" not in self.extra:
+            self.extra["weights"] = term_weights(self.architect, self.keywords)
+        return self.extra["weights"]

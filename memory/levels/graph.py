@@ -4,7 +4,8 @@ Keywords are built by code — named things (natasha, English rules) and content
 sent as both ``hl_keywords`` and ``ll_keywords``; the mode is named and only context comes back.
 LightRAG ranks by vector similarity with a low cut-off, and e5 gives ≈0.8 to almost any pair, so
 it returns context for nearly every question. The memory therefore decides itself: the context
-answers only when an entity the graph returned is named in the question (their lemmas meet).
+answers only when an entity the graph returned is named in the question (their lemmas meet) and
+the relations and sources kept hold the question past the bar of ``memory.relevance``.
 A level that always answered would make the levels above it unreachable.
 """
 
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory import language, ner
+from memory import language, ner, relevance
+from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
+from memory.models import Note
 from memory.stores.graph import QUERY_MODE, graph
 
 MAX_SOURCES = 5
@@ -25,6 +28,10 @@ _NO_KEYWORDS = Text(ru="в вопросе нет слов для графа", en
 _UNRELATED = Text(
     ru="граф вернул {count} сущностей, ни одна не названа в вопросе",
     en="the graph returned {count} entities, none of them named in the question",
+)
+_WEAK = Text(
+    ru="сущности {names} названы, но связи покрывают вопрос слабо ({coverage:.2f})",
+    en="entities {names} are named, but their relations cover the question weakly ({coverage:.2f})",
 )
 _MATCHED = Text(ru="совпали сущности: {names}", en="matched entities: {names}")
 _FOUND = Text(ru="Найдено в графе знаний:", en="Found in the knowledge graph:")
@@ -41,6 +48,30 @@ def keywords(ctx: RecallContext) -> tuple[list[str], list[str]]:
 
 def _lemmas(text: str) -> set[str]:
     return set(language.keywords(text))
+
+
+def _chunk_lemmas(chunks: list[dict[str, Any]]) -> set[str]:
+    return {lemma for c in chunks for lemma in _lemmas(c["content"])}
+
+
+def _chunk_items(ctx: RecallContext, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The graph's source chunks that are notes, as candidates (the notes themselves)."""
+    sources = [str(c.get("source", "")) for c in chunks]
+    ids = [s[len("note-") :] for s in sources if s.startswith("note-")]
+    notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
+    return [
+        {
+            "id": pk,
+            "note": pk,
+            "text": notes[pk].text,
+            "scope": notes[pk].scope,
+            "created_at": notes[pk].created_at.isoformat(),
+            "level": 3,
+            "source": "graph",
+        }
+        for pk in ids
+        if pk in notes and scopes.fits(notes[pk].scope, ctx.scope)
+    ]
 
 
 def search(ctx: RecallContext) -> Outcome:
@@ -91,9 +122,20 @@ def search(ctx: RecallContext) -> Outcome:
         for r in relations
         for lemma in _lemmas(f"{r['source']} {r['target']} {r['description']} {r['keywords']}")
     }
-    kind: Kind = (
-        "affirmative" if set(ctx.keywords) and set(ctx.keywords) <= covered else "probabilistic"
-    )
+    coverage = ctx.weights().coverage(ctx.keywords, covered | _chunk_lemmas(chunks))
+    trace.append({"level": 3, "event": "coverage", "coverage": round(coverage, 3)})
+    if not relevance.answers(coverage):
+        entry = ReportEntry(
+            3,
+            "graph",
+            "lightrag",
+            "empty",
+            note=_WEAK(ctx.lang, names=", ".join(sorted(names)), coverage=coverage),
+        )
+        return Outcome(
+            found=False, report=[entry], trace=trace, candidates=_chunk_items(ctx, chunks)
+        )
+    kind: Kind = relevance.kind_for(coverage)
     lines = [_FOUND(ctx.lang)]
     lines += [f"- {r['source']} → {r['target']}: {r['description']}" for r in relations]
     if chunks:

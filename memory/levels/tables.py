@@ -6,9 +6,12 @@ Two sources, both read with parameterised SELECTs:
   narrowed to the rows whose values matched;
 - the verbatim notes.
 
-An answer needs at least half of the question's content lemmas: all of them → ``affirmative``;
-some → ``probabilistic``. A note bound to a place or a date the question does not give makes the
-answer ``parameter_dependent``, naming what is missing and why.
+The notes are ranked by BM25 over the full-text index (``memory.services.notes``). A level
+answers only past the bar of ``memory.relevance`` (the rarity-weighted share of the question's
+terms the evidence holds itself): all of them → ``affirmative``, enough → ``probabilistic``;
+weaker hits are candidates that leave the climb going. A note bound to a place or a date the
+question does not give, or unbound where the question names one, makes the answer
+``parameter_dependent``, naming what is missing and why.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory import relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
@@ -25,8 +29,9 @@ from memory.services.notes import NoteHit, notes_search
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 
-MIN_COVERAGE = 0.5
+LABEL_MIN_SHARE = 0.5  # a label is named when half of its own words are in the question
 MAX_RETURNED = 10
+SEARCHED = 40  # ranked notes read before the scope is applied
 MAX_ROWS = 50
 
 _NO_WORDS = Text(
@@ -37,8 +42,8 @@ _NOTHING = Text(
     ru="ни одна заметка не совпала по словам: {words}", en="no note shares the words: {words}"
 )
 _WEAK = Text(
-    ru="совпадения слабые (меньше половины слов вопроса): {words}",
-    en="matches are weak (less than half of the question's words): {words}",
+    ru="совпадения ниже порога ответа — это кандидаты, не ответ: {words}",
+    en="the matches are below the answer bar — candidates, not an answer: {words}",
 )
 _MATCHED = Text(ru="совпали слова: {words}", en="matched words: {words}")
 _FOUND = Text(ru="Найдено в заметках ({count}):", en="Found in notes ({count}):")
@@ -54,6 +59,16 @@ _NO_TABLE = Text(
 _MORE = Text(
     ru="показаны первые {shown} строк, есть ещё", en="the first {shown} rows shown, there are more"
 )
+_UNKNOWN = {
+    "geo": Text(
+        ru="Место, где это верно, не записано; спрошено про {asked}: может быть верно и не там.",
+        en="Where this holds was never said; the question is about {asked}: it may not hold there.",
+    ),
+    "calendar": Text(
+        ru="Когда это верно, не записано; спрошено про {asked}: может быть верно и не тогда.",
+        en="When this holds was never said; the question is about {asked}: it may not hold then.",
+    ),
+}
 _ROOT_LABEL = Text(ru="архитектор", en="architect")
 _DEPENDS = {
     "geo": Text(
@@ -65,10 +80,6 @@ _DEPENDS = {
         en="The answer depends on the date, and the date is unknown: the notes are bound to {values}.",
     ),
 }
-
-
-def _kind_for(coverage: float) -> Kind:
-    return "affirmative" if coverage >= 1.0 else "probabilistic"
 
 
 # --- the grown shape ---------------------------------------------------------------------------
@@ -85,7 +96,7 @@ class _TableMatch:
 def _label_matches(entry: ShapeEntry, asked: set[str]) -> set[str]:
     own = set(entry.lemmas)
     shared = own & asked
-    return shared if own and len(shared) / len(own) >= MIN_COVERAGE else set()
+    return shared if own and len(shared) / len(own) >= LABEL_MIN_SHARE else set()
 
 
 def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry], set[str], Kind]:
@@ -129,12 +140,12 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
     matched = set().union(
         *(m.lemmas for m in matches.values()), *(s for _, s in root_kinds.values())
     )
-    coverage = len(matched) / len(asked)
+    coverage = ctx.weights().coverage(ctx.keywords, matched)
     report: list[ReportEntry] = []
-    if coverage < MIN_COVERAGE:
+    if not relevance.answers(coverage):
         report.append(ReportEntry(1, "tables", "catalog", "empty", note=_NO_TABLE(ctx.lang)))
         return None, report, matched, "probabilistic"
-    kind = _kind_for(coverage)
+    kind = relevance.kind_for(coverage)
 
     data: dict[str, Any] = {"tables": []}
     if root_kinds:
@@ -206,14 +217,20 @@ def _tables_text(data: dict[str, Any], lang: str) -> list[str]:
 # --- the notes ---------------------------------------------------------------------------------
 
 
-def _note_data(hit: NoteHit) -> dict[str, Any]:
+def note_item(hit: NoteHit, level: int = 1, source: str = "notes") -> dict[str, Any]:
+    """One note as answers and candidates show it."""
     return {
+        "id": str(hit.note.pk),
         "note": str(hit.note.pk),
         "text": hit.note.text,
         "scope": hit.note.scope,
         "created_at": hit.note.created_at.isoformat(),
         "sender": hit.note.sender,
+        "level": level,
+        "source": source,
+        "score": round(hit.score, 4),
         "matched": hit.matched,
+        "near": hit.near,
         "coverage": round(hit.coverage, 3),
     }
 
@@ -224,48 +241,70 @@ def _line(hit: NoteHit) -> str:
     return f"«{hit.note.text}» ({hit.note.created_at:%Y-%m-%d}{suffix})"
 
 
-def _notes(ctx: RecallContext) -> tuple[list[NoteHit], ReportEntry, dict[str, Any]]:
-    hits = notes_search(architect=ctx.architect, keywords=ctx.keywords)
-    ctx.extra["level1_notes"] = [_note_data(h) for h in hits[:MAX_RETURNED]]
-    strong = [h for h in hits if h.coverage >= MIN_COVERAGE]
-    fitting = [h for h in strong if scopes.fits(h.note.scope, ctx.scope)]
+@dataclass
+class _Notes:
+    shown: list[NoteHit]  # what is returned, BM25 order
+    answering: list[NoteHit]  # those of them that pass the answer bar
+    unknown: list[str]  # dimensions the question names that the best answering note lacks
+    entry: ReportEntry
+    trace: dict[str, Any]
+
+
+def _notes(ctx: RecallContext) -> _Notes:
+    weights = ctx.weights()
+    hits = notes_search(
+        architect=ctx.architect, terms=ctx.keywords, weights=weights, limit=SEARCHED
+    )
+    fitting = [h for h in hits if scopes.fits(h.note.scope, ctx.scope)]
+    shown = fitting[:MAX_RETURNED]
+    ctx.extra["level1_notes"] = [note_item(h) for h in shown]
+    answering = [h for h in shown if relevance.answers(h.coverage)]
+    # A note bound where the question is beats one whose place or date is unknown.
+    answering.sort(key=lambda h: (bool(scopes.unknown(h.note.scope, ctx.scope)), -h.score))
+    unknown = scopes.unknown(answering[0].note.scope, ctx.scope) if answering else []
     trace = {
         "level": 1,
         "event": "notes",
         "candidates": len(hits),
-        "strong": len(strong),
         "in_scope": len(fitting),
+        "answering": len(answering),
+        "best_coverage": round(max((h.coverage for h in fitting), default=0.0), 3),
     }
     words = ", ".join(ctx.keywords)
-    if not fitting:
-        if strong:
+    if not answering:
+        if hits and not fitting:
             note = _OUT_OF_SCOPE(ctx.lang)
-        elif hits:
+        elif fitting:
             note = _WEAK(ctx.lang, words=words)
         else:
             note = _NOTHING(ctx.lang, words=words)
-        return [], ReportEntry(1, "tables", "notes", "empty", note=note), trace
-    shown = fitting[:MAX_RETURNED]
-    matched = sorted({m for h in shown for m in h.matched})
+        entry = ReportEntry(1, "tables", "notes", "empty", returned=0, note=note)
+        return _Notes(shown, [], [], entry, trace)
+    matched = sorted({m for h in answering for m in h.matched})
     entry = ReportEntry(
         1,
         "tables",
         "notes",
         "answered",
         returned=len(shown),
-        kind=_kind_for(shown[0].coverage),
+        kind="parameter_dependent" if unknown else relevance.kind_for(answering[0].coverage),
         note=_MATCHED(ctx.lang, words=", ".join(matched)),
     )
-    return shown, entry, trace
+    return _Notes(shown, answering, unknown, entry, trace)
 
 
-def _missing(shown: list[NoteHit], ctx: RecallContext) -> list[dict[str, str]]:
+def _missing(found: _Notes, ctx: RecallContext) -> list[dict[str, str]]:
     out = []
+    shown = found.answering
     for dimension in scopes.missing((h.note.scope for h in shown), ctx.scope):
         values = sorted(
             {scopes.describe(r) for h in shown for r in scopes.records(h.note.scope, dimension)}
         )
         why = _DEPENDS[dimension](ctx.lang, values=", ".join(values))
+        out.append({"parameter": "scope", "dimension": dimension, "why": why})
+    for dimension in found.unknown:
+        asked = ", ".join(scopes.describe(r) for r in scopes.records(ctx.scope, dimension))
+        why = _UNKNOWN[dimension](ctx.lang, asked=asked)
         out.append({"parameter": "scope", "dimension": dimension, "why": why})
     return out
 
@@ -281,18 +320,22 @@ def search(ctx: RecallContext) -> Outcome:
 
     grown, report, grown_lemmas, grown_kind = _grown(ctx)
     trace.append({"level": 1, "event": "tables", "matched": sorted(grown_lemmas)})
-    shown, notes_entry, notes_trace = _notes(ctx)
-    report.append(notes_entry)
-    trace.append(notes_trace)
-    missing = _missing(shown, ctx)
+    found = _notes(ctx)
+    report.append(found.entry)
+    trace.append(found.trace)
+    items = [note_item(h) for h in found.shown]
+    if not found.answering and grown is None:
+        return Outcome(found=False, report=report, trace=trace, candidates=items)
+    missing = _missing(found, ctx)
+    lines = [m["why"] for m in missing]
 
     if grown is not None:
-        if shown:
-            grown["notes"] = [_note_data(h) for h in shown]
-        lines = _tables_text(grown, ctx.lang)
-        if shown:
-            lines += [_FOUND(ctx.lang, count=len(shown))]
-            lines += [f"{i}. {_line(h)}" for i, h in enumerate(shown, 1)]
+        if found.answering:
+            grown["notes"] = items
+        lines += _tables_text(grown, ctx.lang)
+        if found.answering:
+            lines += [_FOUND(ctx.lang, count=len(found.shown))]
+            lines += [f"{i}. {_line(h)}" for i, h in enumerate(found.shown, 1)]
         return Outcome(
             found=True,
             kind=grown_kind,
@@ -302,22 +345,23 @@ def search(ctx: RecallContext) -> Outcome:
             report=report,
             trace=trace,
             missing=missing,
+            candidates=[] if found.answering else items,
         )
-    if not shown:
-        return Outcome(found=False, report=report, trace=trace)
 
-    kind: Kind = "parameter_dependent" if missing else _kind_for(shown[0].coverage)
-    notes_entry.kind = kind
-    lines = [_FOUND(ctx.lang, count=len(shown))] + [
-        f"{i}. {_line(h)}" for i, h in enumerate(shown, 1)
-    ]
-    lines = [m["why"] for m in missing] + lines
+    kind: Kind = (
+        "parameter_dependent" if missing else relevance.kind_for(found.answering[0].coverage)
+    )
+    found.entry.kind = kind
+    best = found.answering[0]
+    ordered = [best] + [h for h in found.shown if h is not best]
+    lines += [_FOUND(ctx.lang, count=len(ordered))]
+    lines += [f"{i}. {_line(h)}" for i, h in enumerate(ordered, 1)]
     return Outcome(
         found=True,
         kind=kind,
         form="text",
         text="\n".join(lines),
-        data={"notes": [_note_data(h) for h in shown]},
+        data={"notes": [note_item(h) for h in ordered]},
         report=report,
         trace=trace,
         missing=missing,

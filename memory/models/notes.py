@@ -23,20 +23,35 @@ class Note(models.Model):
         "memory.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="notes"
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The full-text index's document lengths: the note's own terms, and the terms its
+    # conversation neighbours lend it (see NoteKeyword).
+    length = models.PositiveIntegerField(default=0)
+    near_length = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["architect", "sender", "created_at"], name="note_conversation")
+        ]
 
     def __str__(self) -> str:
         return self.text[:80]
 
 
 class NoteKeyword(models.Model):
-    """One lemma of one note; the architect is repeated here so the lookup index is one B-tree."""
+    """One term of one note in the level-1 full-text index (a posting); the architect is
+    repeated here so the lookup index is one B-tree.
+
+    ``own`` counts the term in the note itself; ``near`` counts it in the notes remembered just
+    before and after it in the same conversation, which the ranking weighs lower
+    (``memory.services.notes``). A posting with ``own == 0`` exists for the context only.
+    """
 
     architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
     note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="keywords")
     lemma = models.CharField(max_length=64)
+    own = models.PositiveIntegerField(default=1)
+    near = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["note", "lemma"], name="note_keyword_once")]

@@ -1,15 +1,30 @@
-"""Verbatim notes: written first on every remember, found by lemmas at level 1."""
+"""Verbatim notes and their full-text index: written first on every remember, searched at level 1.
+
+The index is an inverted list of postings (``NoteKeyword``: note, term, count) over terms built by
+code (``memory.language``: Russian lemmas, English stems, no function words). A note is indexed
+with its own terms and, counted apart, the terms of the notes remembered just before and after it
+in the same conversation — the same sender, no longer than ``NOTES_CONTEXT_GAP_SECONDS`` apart —
+so "What did she adopt?" finds the turn "Yes, last week!" that answers a turn about adoption.
+The ranking is BM25 computed by one SQL statement on either engine, so SQLite and PostgreSQL rank
+alike; the context counts at ``NOTES_CONTEXT_WEIGHT``. Postings change in the transaction that
+writes the note.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
 
 from memory import language
 from memory.models import Architect, Note, NoteKeyword, Run
+from memory.relevance import TermWeights
 
 
 def note_create(
@@ -19,13 +34,15 @@ def note_create(
     scope: Sequence[dict[str, Any]],
     sender: str,
     run: Run | None,
-    lemmas: Sequence[str] | None = None,
+    terms: Sequence[str] | None = None,
     entities: dict[str, Any] | None = None,
+    at: datetime | None = None,
 ) -> Note:
-    """The note and its lemmas. Callers inside a transaction pass ``lemmas`` (and ``entities``)
-    computed beforehand, so the write lock is held for the inserts only, never for morphology."""
-    if lemmas is None:
-        lemmas = language.keywords(text)
+    """The note and its postings. Callers inside a transaction pass ``terms`` (and ``entities``)
+    computed beforehand, so the write lock is held for the inserts only, never for morphology.
+    ``at`` is when it was said, for imports of past conversations; now by default."""
+    if terms is None:
+        terms = language.terms(text)
     note = Note.objects.create(
         architect=architect,
         text=text,
@@ -33,53 +50,179 @@ def note_create(
         sender=sender,
         run=run,
         entities=entities or {},
+        length=len(terms),
+        **({"created_at": at} if at is not None else {}),
     )
-    NoteKeyword.objects.bulk_create(
-        [NoteKeyword(architect=architect, note=note, lemma=lemma) for lemma in lemmas]
-    )
+    own = Counter(terms)
+    neighbours = _before(note)
+    near = _own_terms(neighbours)
+    _post(note, own, near)
+    for earlier in neighbours:  # the new note is one of the next neighbours of each of these
+        _lend(earlier, own)
     return note
+
+
+def _before(note: Note) -> list[Note]:
+    """The notes just before ``note`` in its conversation, newest first."""
+    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
+    found: list[Note] = []
+    edge = note.created_at
+    candidates = (
+        Note.objects.filter(
+            architect_id=note.architect_id,
+            sender=note.sender,
+            created_at__lte=note.created_at,
+            created_at__gte=note.created_at - gap * settings.NOTES_CONTEXT_NEIGHBOURS,
+        )
+        .exclude(pk=note.pk)
+        .order_by("-created_at")
+        .only("pk", "created_at")[: settings.NOTES_CONTEXT_NEIGHBOURS]
+    )
+    for candidate in candidates:
+        if edge - candidate.created_at > gap:
+            break
+        found.append(candidate)
+        edge = candidate.created_at
+    return found
+
+
+def _own_terms(notes: Sequence[Note]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for lemma, own in NoteKeyword.objects.filter(note__in=list(notes), own__gt=0).values_list(
+        "lemma", "own"
+    ):
+        counts[lemma] += own
+    return counts
+
+
+def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
+    NoteKeyword.objects.bulk_create(
+        [
+            NoteKeyword(
+                architect_id=note.architect_id,
+                note=note,
+                lemma=lemma,
+                own=own.get(lemma, 0),
+                near=near.get(lemma, 0),
+            )
+            for lemma in {**own, **near}
+        ]
+    )
+    near_length = sum(near.values())
+    if near_length:
+        Note.objects.filter(pk=note.pk).update(near_length=near_length)
+        note.near_length = near_length
+
+
+def _lend(note: Note, terms: Counter[str]) -> None:
+    """Add a neighbour's terms to ``note``'s context postings."""
+    if not terms:
+        return
+    existing = {k.lemma: k for k in NoteKeyword.objects.filter(note=note, lemma__in=list(terms))}
+    for lemma, count in terms.items():
+        if lemma in existing:
+            existing[lemma].near += count
+    NoteKeyword.objects.bulk_update(list(existing.values()), ["near"])
+    NoteKeyword.objects.bulk_create(
+        [
+            NoteKeyword(architect_id=note.architect_id, note=note, lemma=lemma, own=0, near=count)
+            for lemma, count in terms.items()
+            if lemma not in existing
+        ]
+    )
+    Note.objects.filter(pk=note.pk).update(near_length=F("near_length") + sum(terms.values()))
+
+
+def reindex(architect_id: int) -> int:
+    """Rebuild one architect's postings from the notes' texts (after the morphology or the
+    context settings change). One conversation at a time; returns the number of notes."""
+    notes = list(
+        Note.objects.filter(architect_id=architect_id)
+        .order_by("sender", "created_at")
+        .only("pk", "text", "sender", "created_at", "architect_id")
+    )
+    own = {n.pk: Counter(language.terms(n.text)) for n in notes}  # before any lock is taken
+    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
+    width = settings.NOTES_CONTEXT_NEIGHBOURS
+    conversations: list[list[Note]] = []
+    for note in notes:
+        last = conversations[-1][-1] if conversations else None
+        if last is None or last.sender != note.sender or note.created_at - last.created_at > gap:
+            conversations.append([])
+        conversations[-1].append(note)
+    for conversation in conversations:
+        for i, note in enumerate(conversation):
+            near: Counter[str] = Counter()
+            for other in conversation[max(0, i - width) : i] + conversation[i + 1 : i + 1 + width]:
+                near.update(own[other.pk])
+            with transaction.atomic():
+                NoteKeyword.objects.filter(note=note).delete()
+                Note.objects.filter(pk=note.pk).update(
+                    length=sum(own[note.pk].values()), near_length=0
+                )
+                _post(note, own[note.pk], near)
+    return len(notes)
 
 
 @dataclass
 class NoteHit:
     note: Note
-    matched: list[str]
-    coverage: float
+    score: float
+    coverage: float  # the rarity-weighted share of the question the note holds itself
+    matched: list[str] = field(default_factory=list)  # question terms in the note itself
+    near: list[str] = field(default_factory=list)  # question terms only in its neighbours
 
 
 def notes_search(
-    *, architect: Architect, keywords: Sequence[str], limit: int = 20
+    *, architect: Architect, terms: Sequence[str], weights: TermWeights, limit: int = 30
 ) -> list[NoteHit]:
-    """Notes sharing lemmas with the question, most shared first, then newest.
-
-    ``coverage`` is the share of the question's lemmas a note contains.
-    """
-    if not keywords:
+    """Notes ranked by BM25 over their own and (weighted lower) their neighbours' terms,
+    best first, newer first on a tie."""
+    asked = list(dict.fromkeys(terms))
+    if not asked or not weights.notes:
         return []
-    ranked = list(
-        NoteKeyword.objects.filter(architect=architect, lemma__in=list(keywords))
-        .values("note_id")
-        .annotate(shared=Count("lemma"))
-        .order_by("-shared")[: limit * 5]
-    )
+    k1, b = settings.NOTES_BM25_K1, settings.NOTES_BM25_B
+    w = settings.NOTES_CONTEXT_WEIGHT
+    values = ", ".join(["(%s, CAST(%s AS DOUBLE PRECISION))"] * len(asked))
+    params: list[Any] = [x for t in asked for x in (t, weights.idf(t))]
+    postings, notes = NoteKeyword._meta.db_table, Note._meta.db_table
+    sql = f"""
+        WITH q(lemma, idf) AS (VALUES {values})
+        SELECT k.note_id,
+               SUM(q.idf * (k.own + %s * k.near) * %s
+                   / ((k.own + %s * k.near)
+                      + %s * (1 - %s + %s * (n.length + %s * n.near_length) / %s))) AS score,
+               MAX(n.created_at) AS created
+        FROM {postings} k
+        JOIN q ON q.lemma = k.lemma
+        JOIN {notes} n ON n.id = k.note_id
+        WHERE k.architect_id = %s
+        GROUP BY k.note_id
+        ORDER BY score DESC, created DESC
+        LIMIT %s
+    """
+    params += [w, k1 + 1, w, k1, b, b, w, weights.average_length, architect.pk, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ranked = [(Note._meta.pk.to_python(row[0]), float(row[1])) for row in cursor.fetchall()]
     if not ranked:
         return []
-    notes = {
-        n.pk: n
-        for n in Note.objects.filter(architect=architect, pk__in=[r["note_id"] for r in ranked])
-    }
-    matched: dict[Any, list[str]] = {}
-    for row in NoteKeyword.objects.filter(note_id__in=list(notes), lemma__in=list(keywords)).values(
-        "note_id", "lemma"
-    ):
-        matched.setdefault(row["note_id"], []).append(row["lemma"])
-    hits = [
+    ids = [pk for pk, _ in ranked]
+    by_pk = {n.pk: n for n in Note.objects.filter(architect=architect, pk__in=ids)}
+    own: dict[Any, set[str]] = {}
+    near: dict[Any, set[str]] = {}
+    for note_id, lemma, count in NoteKeyword.objects.filter(
+        note_id__in=ids, lemma__in=asked
+    ).values_list("note_id", "lemma", "own"):
+        (own if count else near).setdefault(note_id, set()).add(lemma)
+    return [
         NoteHit(
-            note=notes[pk],
-            matched=[k for k in keywords if k in matched.get(pk, [])],
-            coverage=len(set(matched.get(pk, []))) / len(set(keywords)),
+            note=by_pk[pk],
+            score=score,
+            coverage=weights.coverage(asked, own.get(pk, ())),
+            matched=[t for t in asked if t in own.get(pk, ())],
+            near=[t for t in asked if t in near.get(pk, ())],
         )
-        for pk in notes
+        for pk, score in ranked
+        if pk in by_pk
     ]
-    hits.sort(key=lambda h: (-h.coverage, -h.note.created_at.timestamp()))
-    return hits[:limit]

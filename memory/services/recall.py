@@ -24,6 +24,10 @@ _NOT_FOUND = Text(
     ru="В памяти ничего не найдено (пройдено уровней: {used} из {top} разрешённых).",
     en="Nothing found in memory (levels run: {used} of {top} allowed).",
 )
+_CANDIDATES = Text(
+    ru="Ниже порога ответа, но, возможно, относится к вопросу ({count}):",
+    en="Below the answer bar, but possibly related ({count}):",
+)
 
 
 def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
@@ -70,13 +74,18 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             answer_body["object"] = final.object
         missing = final.missing
     else:
-        # Absence is not certainty: a level not run, or not allowed, might still know.
+        # Absence is not certainty: a level not run, or not allowed, might still know. What
+        # fell below the answer bar is handed over as candidates, ranked, never as an answer.
         kind = "probabilistic"
-        answer_body = {
-            "form": "text",
-            "found": False,
-            "text": _NOT_FOUND(lang, used=climb.depth_used, top=grant.top_level),
-        }
+        text = _NOT_FOUND(lang, used=climb.depth_used, top=grant.top_level)
+        answer_body = {"form": "text", "found": False, "text": text}
+        candidates = climb.candidates()
+        if candidates:
+            answer_body["text"] = "\n".join(
+                [text, _CANDIDATES(lang, count=len(candidates))]
+                + [f"{i}. «{c['text'][:400]}» ({c['source']})" for i, c in enumerate(candidates, 1)]
+            )
+            answer_body["data"] = {"candidates": candidates}
         missing = []
 
     answer: dict[str, Any] = {

@@ -171,7 +171,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
         thread_check(architect=caller.architect, thread=parsed.get("thread"), backend=backend)
     demanded = _table_demand(parsed, caller)
     text = parsed.get("text")
-    lemmas = language.keywords(text)
+    terms = language.terms(text)
     named = None if model.configured() else knowledge.named_by_ner(text)
 
     with transaction.atomic():
@@ -182,7 +182,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
             scope=parsed.get("scope", []),
             sender=caller.name,
             run=run,
-            lemmas=lemmas,
+            terms=terms,
             entities=named,
         )
         # Without a model the note's things are known now, and go out with the note. With one,

@@ -87,7 +87,13 @@ def context_from(result: dict[str, Any]) -> GraphContext:
             for r in data.get("relationships") or []
         ],
         chunks=[
-            {"id": c.get("chunk_id", ""), "content": c.get("content", "")}
+            {
+                "id": c.get("chunk_id", ""),
+                "content": c.get("content", ""),
+                # The memory's own name of the source ("note-<id>", "run-<id>"), kept by
+                # LightRAG as the chunk's file path.
+                "source": c.get("file_path", "") or "",
+            }
             for c in data.get("chunks") or []
         ],
     )

@@ -81,18 +81,38 @@ def test_a_paraphrase_below_the_measured_floor_is_not_answered(five_facts):
 
 
 @pytest.mark.django_db
-def test_a_question_about_a_linked_entity_is_answered_by_the_graph_at_level_3(
+def test_a_question_joining_two_entities_is_answered_by_the_graph_at_level_3(
     five_facts, model_calls
 ):
-    answer = five_facts.recall("С чем связана Прага в моей жизни?", trace=True)
+    # No single note holds the question past the answer bar (level 1 sees two halves); the
+    # graph joins the notes of the two people it names.
+    answer = five_facts.recall("Где работает Антон и на чём учится играть Вера?", trace=True)
     assert answer["depth_used"] == 3
     assert answer["answer"]["found"] is True
+    notes_entry = [e for e in answer["report"] if e["level"] == 1 and e["source"] == "notes"][0]
+    assert notes_entry["status"] == "empty"
     graph_entry = [e for e in answer["report"] if e["level"] == 3][0]
     assert graph_entry["status"] == "answered"
-    assert "Прага" in graph_entry["note"]
-    assert FACTS[2] in answer["answer"]["text"]
+    assert "Антон" in graph_entry["note"] and "Вера" in graph_entry["note"]
+    assert FACTS[0] in answer["answer"]["text"] and FACTS[3] in answer["answer"]["text"]
     keywords = [t for t in answer["trace"] if t.get("level") == 3 and t["event"] == "keywords"][0]
     assert keywords["mode"] == "mix" and keywords["hl_keywords"] and keywords["ll_keywords"]
+    assert model_calls == []
+
+
+@pytest.mark.django_db
+def test_an_entity_named_with_words_never_told_is_a_candidate_not_an_answer(
+    five_facts, model_calls
+):
+    # «Прага» is known, «связана» and «жизнь» were never told: the graph's Prague note is
+    # offered as a candidate, and the answer says nothing was found.
+    answer = five_facts.recall("С чем связана Прага в моей жизни?")
+    assert answer["depth_used"] == 3
+    assert answer["answer"]["found"] is False
+    graph_entry = [e for e in answer["report"] if e["level"] == 3][0]
+    assert graph_entry["status"] == "empty" and "Прага" in graph_entry["note"]
+    candidates = answer["answer"]["data"]["candidates"]
+    assert candidates[0]["text"] == FACTS[2]
     assert model_calls == []
 
 
@@ -109,7 +129,7 @@ def test_an_unrelated_question_gets_nothing_from_the_graph(five_facts):
 def test_another_architect_finds_nothing_in_the_vectors_or_the_graph(five_facts, alice, client_for):
     # The owner's own question finds the fact in both stores (the graph answers at level 3; a
     # paraphrase reaches the vectors at level 4)...
-    owner = five_facts.recall("С чем связана Прага в моей жизни?", depth="deep")
+    owner = five_facts.recall("Где работает Антон и на чём учится играть Вера?", depth="deep")
     assert [e["returned"] for e in owner["report"] if e["level"] == 3][0] > 0
     by_meaning = five_facts.recall("На каком инструменте занимается дочка?", depth="deep")
     assert [e for e in by_meaning["report"] if e["source"] == "notes" and e["level"] == 4][0][
@@ -118,7 +138,7 @@ def test_another_architect_finds_nothing_in_the_vectors_or_the_graph(five_facts,
     # ...and the same questions from another architect find nothing anywhere.
     alice_api = client_for(alice, "deep")
     for question in (
-        "С чем связана Прага в моей жизни?",
+        "Где работает Антон и на чём учится играть Вера?",
         "На каком инструменте занимается дочка?",
     ):
         answer = alice_api.recall(question, depth="deep")

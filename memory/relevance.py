@@ -1,0 +1,73 @@
+"""What counts as an answer: one rule for every level (PASSPORT.md «Поиск»).
+
+A level answers only when its evidence holds the question's content terms, each weighed by its
+rarity among the architect's notes (inverse document frequency): a shared common word («любимый»
+in «любимый фрукт» against «любимый цвет синий») is not an answer, a shared rare one nearly is.
+A term the memory has never seen weighs the most, so a question about something never told
+cannot reach the bar on the words it shares with something else. Below the bar a hit is a
+candidate: it does not stop the ladder, and is returned ranked, as such, when nothing better
+exists. Function words never count: the language module drops them before any weighing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Avg, Count, F
+
+from memory.ladder import Kind
+from memory.models import Architect, Note, NoteKeyword
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """The architect's notes as the ranking sees them: how many, how long, how common each term."""
+
+    notes: int
+    average_length: float
+    df: dict[str, int]
+
+    def idf(self, term: str) -> float:
+        """BM25's inverse document frequency (the always-positive form)."""
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.notes - df + 0.5) / (df + 0.5))
+
+    def coverage(self, asked: Sequence[str], held: Iterable[str]) -> float:
+        """The rarity-weighted share of ``asked`` that ``held`` contains, 0…1."""
+        asked = list(dict.fromkeys(asked))
+        total = sum(self.idf(t) for t in asked)
+        if total <= 0:
+            return 0.0
+        held = set(held)
+        return sum(self.idf(t) for t in asked if t in held) / total
+
+
+def term_weights(architect: Architect, terms: Sequence[str]) -> TermWeights:
+    """Two indexed aggregates: the note count with the mean weighted length, and each term's df."""
+    weight = settings.NOTES_CONTEXT_WEIGHT
+    stats = Note.objects.filter(architect=architect).aggregate(
+        notes=Count("pk"), length=Avg(F("length") + weight * F("near_length"))
+    )
+    df: dict[str, int] = {}
+    if terms:
+        df = dict(
+            NoteKeyword.objects.filter(architect=architect, lemma__in=list(terms), own__gt=0)
+            .values("lemma")
+            .annotate(n=Count("pk"))
+            .values_list("lemma", "n")
+        )
+    return TermWeights(
+        notes=stats["notes"] or 0, average_length=float(stats["length"] or 1.0) or 1.0, df=df
+    )
+
+
+def answers(coverage: float) -> bool:
+    """Does evidence with this coverage answer the question, or is it only a candidate?"""
+    return coverage >= settings.ANSWER_MIN_COVERAGE
+
+
+def kind_for(coverage: float) -> Kind:
+    return "affirmative" if coverage >= 0.999 else "probabilistic"

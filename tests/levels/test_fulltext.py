@@ -1,0 +1,190 @@
+"""Level 1's full-text index: BM25 rarity ranking, conversation context, the answer bar.
+
+Runs on whichever engine the run uses (SQLite in leg 1, PostgreSQL in leg 2); the scores are
+checked against a plain-Python BM25 written here from the formula, so both engines are held to
+the same numbers and therefore to each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from memory import language, relevance
+from memory.models import Note, NoteKeyword
+from memory.services import notes as notes_service
+
+
+def _store(architect, texts, *, sender="bob-key", start=None, step=timedelta(seconds=5)):
+    start = start or timezone.now() - timedelta(days=1)
+    made = []
+    for i, text in enumerate(texts):
+        note = notes_service.note_create(
+            architect=architect, text=text, scope=[], sender=sender, run=None, at=start + i * step
+        )
+        made.append(note)
+    return made
+
+
+def _reference_scores(texts, question, *, k1, b, w, width):
+    """BM25 with conversation context, from the formula, over notes in one conversation."""
+    own = [Counter(language.terms(t)) for t in texts]
+    near = []
+    for i in range(len(texts)):
+        counts: Counter[str] = Counter()
+        for j in list(range(max(0, i - width), i)) + list(range(i + 1, i + 1 + width)):
+            if j < len(texts):
+                counts.update(own[j])
+        near.append(counts)
+    n = len(texts)
+    lengths = [sum(o.values()) + w * sum(c.values()) for o, c in zip(own, near, strict=True)]
+    avg = sum(lengths) / n
+    asked = list(dict.fromkeys(language.terms(question)))
+    scores = []
+    for i in range(n):
+        score = 0.0
+        for term in asked:
+            df = sum(1 for o in own if o[term])
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = own[i][term] + w * near[i][term]
+            if tf:
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+        scores.append(score)
+    return scores
+
+
+TURNS = [
+    "Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
+    "Melanie: That sounds amazing! What happened there?",
+    "Caroline: The transgender stories were so inspiring, I felt accepted.",
+    "Melanie: I am proud of you. By the way, I painted a sunrise over the lake.",
+    "Caroline: Lovely! Do you paint often?",
+    "Melanie: Every weekend, painting helps me relax after work with the kids.",
+    "Caroline: I am thinking about adoption agencies, researching them now.",
+    "Melanie: Adoption is a big step, you would be a great mom.",
+]
+
+
+@pytest.mark.django_db
+def test_the_ranking_is_bm25_with_context_on_this_engine(bob):
+    made = _store(bob, TURNS)
+    question = "What did Melanie paint over the lake?"
+    terms = language.keywords(question)
+    hits = notes_service.notes_search(
+        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms), limit=20
+    )
+    expected = _reference_scores(TURNS, question, k1=1.2, b=0.75, w=0.3, width=2)
+    by_pk = {h.note.pk: h.score for h in hits}
+    for note, score in zip(made, expected, strict=True):
+        assert by_pk.get(note.pk, 0.0) == pytest.approx(score, rel=1e-6, abs=1e-9)
+    assert hits[0].note.text == TURNS[3]  # the note itself, first
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.django_db
+def test_a_rare_word_outranks_a_common_one(bob):
+    texts = [f"Встреча с командой по проекту номер {i}." for i in range(8)]
+    texts.append("Встреча с нотариусом назначена на пятницу.")
+    _store(bob, texts, step=timedelta(hours=3))  # separate conversations: no context
+    terms = language.keywords("Когда встреча с нотариусом?")
+    hits = notes_service.notes_search(
+        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms)
+    )
+    assert hits[0].note.text == texts[-1]
+    assert hits[0].coverage == pytest.approx(1.0)
+    assert hits[1].coverage < 0.5  # «встреча» alone: common, light
+
+
+@pytest.mark.django_db
+def test_a_turn_is_found_by_its_neighbours_words_and_is_itself_returned(bob):
+    _store(bob, TURNS)
+    terms = language.keywords("Who will be a great mom after adoption agencies?")
+    hits = notes_service.notes_search(
+        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms)
+    )
+    texts = [h.note.text for h in hits]
+    assert TURNS[7] in texts[:2]
+    # A turn holding none of the words is reached through its neighbours only, and is returned
+    # as itself (its own text), with the words it borrowed named.
+    helper = [h for h in hits if h.note.text == TURNS[5]]
+    assert helper and helper[0].matched == [] and helper[0].near
+
+
+@pytest.mark.django_db
+def test_context_stays_inside_one_conversation(bob):
+    long_ago = timezone.now() - timedelta(days=30)
+    _store(bob, ["Мы обсуждали отпуск в Португалии."], start=long_ago)
+    [later] = _store(bob, ["Билеты куплены."])
+    [other] = _store(bob, ["Португальский сыр закончился."], sender="someone-else")
+    assert later.keywords.filter(own=0).count() == 0  # a month apart: another conversation
+    assert other.keywords.filter(own=0).count() == 0  # another sender: another conversation
+
+
+@pytest.mark.django_db
+def test_reindex_rebuilds_the_same_postings(bob):
+    _store(bob, TURNS)
+    before = sorted(
+        NoteKeyword.objects.filter(architect=bob).values_list("note_id", "lemma", "own", "near")
+    )
+    lengths = sorted(Note.objects.filter(architect=bob).values_list("pk", "length", "near_length"))
+    NoteKeyword.objects.filter(architect=bob).update(near=0)
+    assert notes_service.reindex(bob.pk) == len(TURNS)
+    after = sorted(
+        NoteKeyword.objects.filter(architect=bob).values_list("note_id", "lemma", "own", "near")
+    )
+    assert after == before
+    assert (
+        sorted(Note.objects.filter(architect=bob).values_list("pk", "length", "near_length"))
+        == lengths
+    )
+
+
+@pytest.mark.django_db
+def test_a_shared_common_word_is_not_an_answer(bob_api):
+    bob_api.remember("Мой любимый цвет синий.")
+    bob_api.remember("Дочь Вера учится играть на виолончели.")
+    answer = bob_api.recall("Какой у меня любимый фрукт?")
+    assert answer["answer"]["found"] is False
+    assert answer["kind"] == "probabilistic"
+    candidates = answer["answer"]["data"]["candidates"]
+    assert candidates[0]["text"] == "Мой любимый цвет синий."
+    assert candidates[0]["coverage"] < 0.75
+    # and the same memory answers what it was told
+    told = bob_api.recall("Какой мой любимый цвет?")
+    assert told["answer"]["found"] is True
+    assert told["answer"]["data"]["notes"][0]["text"] == "Мой любимый цвет синий."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("bar", [0.5, 0.9])
+def test_the_answer_bar_comes_from_settings(bob_api, bar):
+    bob_api.remember("Пароль от домашнего вайфая: sunrise42.")
+    with override_settings(ANSWER_MIN_COVERAGE=bar):
+        answer = bob_api.recall("Какой пароль от вайфая на даче?")
+    # «дача» was never told and weighs the most: about 0.45 of the question is held.
+    assert answer["answer"]["found"] is (bar < 0.45)
+
+
+@pytest.mark.django_db
+def test_an_unscoped_fact_answers_a_scoped_question_only_as_parameter_dependent(bob_api):
+    bob_api.remember("Номер такси: +34 915 00 00 00.")
+    answer = bob_api.recall("Какой номер такси?", scope=[{"kind": "geo", "place": "Madrid"}])
+    assert answer["answer"]["found"] is True
+    assert answer["kind"] == "parameter_dependent"
+    assert [m["dimension"] for m in answer["missing"]] == ["geo"]
+    assert "madrid" in answer["missing"][0]["why"].lower()
+
+
+@pytest.mark.django_db
+def test_a_fact_bound_elsewhere_never_answers(bob_api):
+    bob_api.remember("Номер такси: +34 915 00 00 00.", scope=[{"kind": "geo", "place": "Madrid"}])
+    answer = bob_api.recall("Какой номер такси?", scope=[{"kind": "geo", "place": "Spain"}])
+    assert answer["answer"]["found"] is False
+    assert "candidates" not in answer["answer"].get("data", {})
+    right = bob_api.recall("Какой номер такси?", scope=[{"kind": "geo", "place": "Madrid"}])
+    assert right["answer"]["found"] is True and right["kind"] == "affirmative"

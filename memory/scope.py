@@ -77,3 +77,21 @@ def describe(record: dict[str, Any]) -> str:
     if "deadline" in record:
         return f"≤{record['deadline']}"
     return f"{record['start']}…{record['end']}"
+
+
+# --- how the stores keep and filter scope ----------------------------------------------------
+# Every store keeps a statement's scope records as they are and, for its own index, the place
+# keys flattened (``places``). A store narrows its query to the statements that may fit —
+# unbound on geo, or bound to one of the asked places — and ``fits`` has the last word, so a
+# store's coarse filter can never let through what the rule excludes.
+
+
+def places(scope: Sequence[dict[str, Any]]) -> list[str]:
+    """The place keys a statement is bound to (what a store indexes)."""
+    return sorted({r["place"] for r in records(scope, "geo")})
+
+
+def asked_places(asked: Sequence[dict[str, Any]]) -> list[str] | None:
+    """The place keys a statement bound on geo must have one of, or None when any may fit."""
+    wanted = places(asked)
+    return wanted or None

@@ -250,6 +250,9 @@ ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # Relevance floors of level 4, measured on the embedder (bench/objects_threshold.py; PASSPORT.md).
 VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.84)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
+# Level 4 merges its lists by weighted reciprocal rank fusion (bench/retrieval.py measures it).
+HYBRID_TERMS_WEIGHT = env.float("HYBRID_TERMS_WEIGHT", 1.0)
+HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 1.0)
 # Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
 # serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or
 # ids) to URLs, and LIGHTRAG_URL is a template with {architect} (the id) for the rest.

@@ -194,7 +194,7 @@ def probe(request: HttpRequest, store: str) -> HttpResponse:
     elif store == "vectors":
         kind = request.POST.get("kind", "notes")
         sent = door.vectors_search_body(
-            architect_id=architect.pk, kind=kind, query=question, limit=5
+            architect_id=architect.pk, kind=kind, query=question, limit=5, scope=[]
         )
 
         def ask() -> tuple[str, dict[str, Any]]:

@@ -47,6 +47,7 @@ class VectorSearchIn(serializers.Serializer):
     kind = serializers.ChoiceField(choices=KINDS)
     query = serializers.CharField()
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    scope = serializers.ListField(child=serializers.DictField(), required=False, default=list)
 
 
 class DrainIn(serializers.Serializer):
@@ -78,6 +79,7 @@ class VectorSearchView(_Internal):
             architect_id=data.validated_data["architect"],
             query=data.validated_data["query"],
             limit=data.validated_data["limit"],
+            scope=data.validated_data["scope"],
         )
         return Response({"hits": [asdict(h) for h in hits]})
 

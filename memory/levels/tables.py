@@ -258,6 +258,7 @@ def _notes(ctx: RecallContext) -> _Notes:
     fitting = [h for h in hits if scopes.fits(h.note.scope, ctx.scope)]
     shown = fitting[:MAX_RETURNED]
     ctx.extra["level1_notes"] = [note_item(h) for h in shown]
+    ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these
     answering = [h for h in shown if relevance.answers(h.coverage)]
     # A note bound where the question is beats one whose place or date is unknown.
     answering.sort(key=lambda h: (bool(scopes.unknown(h.note.scope, ctx.scope)), -h.score))
@@ -302,8 +303,14 @@ def _missing(found: _Notes, ctx: RecallContext) -> list[dict[str, str]]:
         )
         why = _DEPENDS[dimension](ctx.lang, values=", ".join(values))
         out.append({"parameter": "scope", "dimension": dimension, "why": why})
-    for dimension in found.unknown:
-        asked = ", ".join(scopes.describe(r) for r in scopes.records(ctx.scope, dimension))
+    return out + unknown_missing(found.unknown, ctx)
+
+
+def unknown_missing(dimensions: list[str], ctx: RecallContext) -> list[dict[str, str]]:
+    """What an answer from a statement unbound where the question is bound must say."""
+    out = []
+    for dimension in dimensions:
+        asked = ", ".join(scopes.describe(r) for r in scopes.records(ctx.scope, dimension))  # type: ignore[arg-type]
         why = _UNKNOWN[dimension](ctx.lang, asked=asked)
         out.append({"parameter": "scope", "dimension": dimension, "why": why})
     return out

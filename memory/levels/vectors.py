@@ -1,9 +1,15 @@
-"""Level 4: search by meaning in the vectors — only when the caller asks for depth ``deep``.
+"""Level 4, deep: hybrid search — by meaning in the vectors AND by terms in the full-text index.
 
-Notes and records, summaries, and object cards, each against a relevance floor measured on our
-embedder (e5 similarities sit close together, so a floor taken from another model means nothing;
-see bench/objects_threshold.py and PASSPORT.md). Best hits first; an object as the best hit
-makes the answer an object: its id, media type and summary.
+Notes, summaries and object cards are searched by meaning, each against a relevance floor
+measured on our embedder (e5 similarities sit close together, so a floor taken from another
+model means nothing: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»);
+level 1's BM25 list over the notes comes along. The lists are merged by weighted reciprocal rank
+fusion into one ranked list (up to 10) where each item says its source, its similarity and its
+BM25 score. The scope is applied inside each store's query (``memory.scope``).
+
+The level answers when some item clears its bar — a similarity at or above its kind's floor, or
+a note holding the question past ``memory.relevance``'s bar; otherwise the list is returned as
+candidates. An object as the best answering item makes the answer an object.
 """
 
 from __future__ import annotations
@@ -12,16 +18,20 @@ from typing import Any
 
 from django.conf import settings
 
+from memory import relevance
+from memory import scope as scopes
 from memory.i18n import Text
-from memory.ladder import Outcome, ReportEntry
+from memory.ladder import RRF_K, Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
+from memory.levels.tables import unknown_missing
 from memory.models import MemoryObject
 from memory.stores.vectors import KINDS, vectors
 
-LIMIT = 5
+SEARCHED = 20  # nearest points read per kind before fusion
+RETURNED = 10
 
-_FOUND = Text(ru="Найдено по смыслу:", en="Found by meaning:")
+_FOUND = Text(ru="Найдено по смыслу и по словам:", en="Found by meaning and by words:")
 _BELOW = Text(
     ru="лучшее сходство {best:.3f} ниже порога {floor:.3f}",
     en="the best similarity {best:.3f} is below the floor {floor:.3f}",
@@ -31,20 +41,66 @@ _ABOVE = Text(
     ru="{count} выше порога {floor:.3f}, лучшее {best:.3f}",
     en="{count} above the floor {floor:.3f}, best {best:.3f}",
 )
+_TERMS = Text(
+    ru="по словам: {count} заметок в общем списке", en="by words: {count} notes in the merged list"
+)
 
 
 def floor(kind: str) -> float:
     return settings.OBJECTS_MIN_SCORE if kind == "objects" else settings.VECTOR_MIN_SCORE
 
 
+def _item(kind: str, hit: Any) -> dict[str, Any]:
+    payload = {k: v for k, v in hit.payload.items() if k not in ("architect", "places")}
+    item = {"id": f"{kind}:{hit.id}", "source": kind, "similarity": round(hit.score, 4)}
+    item.update(payload)
+    item["answers"] = hit.score >= floor(kind)
+    return item
+
+
+def _lexical(ctx: RecallContext) -> list[dict[str, Any]]:
+    return [
+        {
+            **note,
+            "id": f"notes:{note['note']}",
+            "bm25": note["score"],
+            "answers": relevance.answers(note["coverage"]),
+        }
+        for note in ctx.extra.get("level1_ranked", [])
+    ]
+
+
+def fuse(lists: list[tuple[float, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Weighted reciprocal rank fusion; one entry per item, its fields merged from every list."""
+    scores: dict[str, float] = {}
+    merged: dict[str, dict[str, Any]] = {}
+    for weight, ranked in lists:
+        for rank, item in enumerate(ranked, 1):
+            key = item["id"]
+            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
+            seen = merged.setdefault(key, {})
+            answers = seen.get("answers", False) or item.get("answers", False)
+            seen.update({k: v for k, v in item.items() if k not in seen or v is not None})
+            seen["answers"] = answers
+    order = sorted(scores, key=lambda k: -scores[k])
+    return [{**merged[k], "fused": round(scores[k], 5)} for k in order]
+
+
 def search(ctx: RecallContext) -> Outcome:
     report: list[ReportEntry] = []
-    kept: list[tuple[str, Any]] = []
     trace: list[dict[str, Any]] = []
+    lists: list[tuple[float, list[dict[str, Any]]]] = []
+    lexical = _lexical(ctx)
+    if lexical:
+        lists.append((settings.HYBRID_TERMS_WEIGHT, lexical))
     for kind in KINDS:
         try:
             hits = vectors().search(
-                kind=kind, architect_id=ctx.architect.pk, query=ctx.text, limit=LIMIT
+                kind=kind,
+                architect_id=ctx.architect.pk,
+                query=ctx.text,
+                limit=SEARCHED,
+                scope=ctx.scope,
             )
         except Exception as error:  # a store error is this level's report entry, never a 500
             report.append(
@@ -80,41 +136,48 @@ def search(ctx: RecallContext) -> Outcome:
                 note=note,
             )
         )
-        kept += [(kind, h) for h in good]
-    if not kept:
-        return Outcome(found=False, report=report, trace=trace)
-    kept.sort(key=lambda pair: -pair[1].score)
-    lines = [_FOUND(ctx.lang)]
-    data = []
-    for kind, hit in kept[:LIMIT]:
-        lines.append(f"- [{kind} {hit.score:.3f}] {hit.payload.get('text', '')[:400]}")
-        data.append(
-            {
-                "kind": kind,
-                "score": round(hit.score, 4),
-                "id": hit.id,
-                **{k: v for k, v in hit.payload.items() if k != "architect"},
-            }
+        if hits:
+            lists.append((settings.HYBRID_MEANING_WEIGHT, [_item(kind, h) for h in hits]))
+    ranked = fuse(lists)[:RETURNED]
+    trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
+    if lexical:
+        report.append(
+            ReportEntry(4, "vectors", "terms", "empty", note=_TERMS(ctx.lang, count=len(lexical)))
         )
-    best_kind, best = kept[0]
+    answering = [i for i in ranked if i["answers"]]
+    if not answering:
+        return Outcome(found=False, report=report, trace=trace, candidates=_as_notes(ranked))
+
+    best = answering[0]
+    unknown = scopes.unknown(best.get("scope") or [], ctx.scope)
+    kind: Kind = "parameter_dependent" if unknown else "probabilistic"
+    lines = [_FOUND(ctx.lang)]
+    for item in ranked:
+        similarity = f" {item['similarity']:.3f}" if "similarity" in item else ""
+        lines.append(f"- [{item['source']}{similarity}] {str(item.get('text', ''))[:400]}")
     answer_object = None
-    if best_kind == "objects":
-        found = MemoryObject.objects.filter(
-            pk=best.payload.get("object"), architect=ctx.architect
-        ).first()
+    if best["source"] == "objects":
+        found = MemoryObject.objects.filter(pk=best.get("object"), architect=ctx.architect).first()
         if found is not None:
             answer_object = {
                 "id": str(found.pk),
                 "media_type": found.media_type,
                 "summary": found.summary or found.description or found.name,
             }
+    missing = unknown_missing(unknown, ctx)
     return Outcome(
         found=True,
-        kind="probabilistic",
+        kind=kind,
         form="object" if answer_object else "text",
-        text="\n".join(lines),
-        data={"hits": data},
+        text="\n".join([m["why"] for m in missing] + lines),
+        data={"hits": ranked},
         object=answer_object,
         report=report,
         trace=trace,
+        missing=missing,
     )
+
+
+def _as_notes(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidates keep the ladder's fusion key: a note is its note id, else its own id."""
+    return [{**item, "id": item.get("note") or item["id"], "level": 4} for item in ranked]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory import ner
+from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.models import Note, OutboxItem, Run, ToolCall
 from memory.shape import selectors
@@ -56,6 +57,7 @@ def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[O
                         "note": str(note.pk),
                         "created_at": note.created_at.isoformat(),
                         "scope": note.scope,
+                        "places": scopes.places(note.scope),
                     },
                 )
             ],

@@ -54,8 +54,10 @@ def graph_query_body(
     }
 
 
-def vectors_search_body(*, architect_id: int, kind: str, query: str, limit: int) -> dict[str, Any]:
-    return {"architect": architect_id, "kind": kind, "query": query, "limit": limit}
+def vectors_search_body(
+    *, architect_id: int, kind: str, query: str, limit: int, scope: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {"architect": architect_id, "kind": kind, "query": query, "limit": limit, "scope": scope}
 
 
 class DoorClient:
@@ -105,10 +107,18 @@ class DoorClient:
         return self.post("graph/query", body)
 
     def vectors_search(
-        self, *, architect_id: int, kind: str, query: str, limit: int
+        self,
+        *,
+        architect_id: int,
+        kind: str,
+        query: str,
+        limit: int,
+        scope: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
         """The hits as the owner's ``vectors().search`` returned them (``VectorHit``'s fields)."""
-        body = vectors_search_body(architect_id=architect_id, kind=kind, query=query, limit=limit)
+        body = vectors_search_body(
+            architect_id=architect_id, kind=kind, query=query, limit=limit, scope=scope or []
+        )
         return list(self.post("vectors/search", body)["hits"])
 
     def drain(self, *, ids: list[int] | None, force: bool) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
+from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.stores import door
 from memory.stores.embeddings import Embedder, embedder
@@ -136,16 +137,31 @@ class QdrantVectors:
         return [str(p.id) for p in points]
 
     def search(
-        self, *, kind: Kind, architect_id: int, query: str, limit: int = 10
+        self,
+        *,
+        kind: Kind,
+        architect_id: int,
+        query: str,
+        limit: int = 10,
+        scope: Sequence[dict[str, Any]] = (),
     ) -> list[VectorHit]:
+        """The nearest points of one architect that may hold where and when asked: the place
+        filter runs inside Qdrant, ``memory.scope.fits`` has the last word."""
         from qdrant_client import models
 
         name = self.collection(kind, architect_id)
         vector = self.embed.embed_query([query])[0]
+        wanted = scopes.asked_places(scope)
         only_this_architect = models.Filter(
             must=[
                 models.FieldCondition(key="architect", match=models.MatchValue(value=architect_id))
-            ]
+            ],
+            should=None
+            if wanted is None
+            else [
+                models.IsEmptyCondition(is_empty=models.PayloadField(key="places")),
+                models.FieldCondition(key="places", match=models.MatchAny(any=wanted)),
+            ],
         )
         try:
             with self._lock:
@@ -168,6 +184,7 @@ class QdrantVectors:
             )
             for p in found
             if (p.payload or {}).get("architect") == architect_id
+            and scopes.fits((p.payload or {}).get("scope") or [], scope)
         ]
 
     def count(self, *, kind: Kind, architect_id: int) -> int:
@@ -204,10 +221,16 @@ class DoorVectors:
         raise VectorsUnavailable("vector writes go through the outbox, delivered by the owner")
 
     def search(
-        self, *, kind: Kind, architect_id: int, query: str, limit: int = 10
+        self,
+        *,
+        kind: Kind,
+        architect_id: int,
+        query: str,
+        limit: int = 10,
+        scope: Sequence[dict[str, Any]] = (),
     ) -> list[VectorHit]:
         hits = door.client().vectors_search(
-            architect_id=architect_id, kind=kind, query=query, limit=limit
+            architect_id=architect_id, kind=kind, query=query, limit=limit, scope=list(scope)
         )
         try:
             return [VectorHit(**hit) for hit in hits]

@@ -1,0 +1,345 @@
+"""Does the memory find what it was told, and say nothing it was not? One command, two sets.
+
+(a) LoCoMo (../shared/data/locomo, English dialogue; read from there, never copied here): every
+    turn of a conversation is remembered through the project's own ``remember`` service, in
+    process, as "<speaker>: <text>" (with the shared photo's caption), one architect per
+    conversation; every question with evidence is recalled at ``standard`` and ``deep``.
+    recall_any@k: an evidence turn is among the first k notes the answer returns (its answer,
+    or its candidates when nothing passed the bar). Baselines over the same turns in the same
+    run: plain BM25 on the language module's terms, and the dense notes collection alone.
+(b) A Russian personal set (bench/retrieval_corpus/ru.json, written for this project): facts
+    remembered in order into one memory, questions of five kinds — paraphrase, look-alike
+    distractors, superseded values, scoped facts, and questions whose answer was never told.
+    Printed: recall@10 of the expected fact, the precision of ``found: true`` (its first note
+    is an expected one), and the false-found rate on questions with nothing to find.
+
+    .venv/bin/python bench/retrieval.py                     # both sets, all of LoCoMo (long)
+    .venv/bin/python bench/retrieval.py --conversations 2   # LoCoMo's first two conversations
+    .venv/bin/python bench/retrieval.py --skip-locomo       # the Russian set only (a minute)
+    .venv/bin/python bench/retrieval.py --json              # the figures as JSON as well
+
+Prints figures, asserts nothing: the goals (LoCoMo @10 ≥ 0.85 deep, ≥ 0.80 standard; Russian
+paraphrase recall ≥ 0.90; false found ≤ 5%) are printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, setup_django  # noqa: E402
+
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+RUSSIAN = ROOT / "bench" / "retrieval_corpus" / "ru.json"
+KS = (1, 5, 10)
+DEPTHS = ("standard", "deep")
+
+
+# --- talking to the memory -----------------------------------------------------------------
+
+
+def _caller(name: str):  # type: ignore[no-untyped-def]
+    from memory.auth import Caller
+    from memory.models import Architect
+
+    architect = Architect.objects.create(name=name)
+    return Caller(architect=architect, name=f"bench:{name}", channel="api", depth_cap=None)
+
+
+def remember(caller: Any, text: str, scope: list[dict[str, Any]] | None = None) -> str:
+    from memory.services.remember import remember as remember_service
+
+    data: dict[str, Any] = {"text": text, "lang": "en"}
+    if scope:
+        data["scope"] = scope
+    answer = remember_service(caller=caller, data=data)
+    return str(answer["stored"]["note"])
+
+
+def recall(caller: Any, text: str, depth: str, scope: list[dict[str, Any]] | None = None) -> dict:
+    from memory.services.recall import recall as recall_service
+
+    data: dict[str, Any] = {"text": text, "depth": depth, "lang": "en"}
+    if scope:
+        data["scope"] = scope
+    return recall_service(caller=caller, data=data)
+
+
+def returned_notes(answer: dict[str, Any]) -> list[str]:
+    """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates."""
+    data = answer["answer"].get("data") or {}
+    out: list[str] = []
+    for item in data.get("notes", []) + data.get("hits", []) + data.get("candidates", []):
+        if item.get("note"):
+            out.append(str(item["note"]))
+    for chunk in data.get("chunks", []):
+        source = str(chunk.get("source", ""))
+        if source.startswith("note-"):
+            out.append(source[len("note-") :])
+    return list(dict.fromkeys(out))
+
+
+# --- baselines -----------------------------------------------------------------------------
+
+
+class BM25:
+    """Plain BM25 (k1 1.2, b 0.75) over single texts, on the language module's terms."""
+
+    def __init__(self, ids: list[str], texts: list[str]) -> None:
+        from memory import language
+
+        self.ids = ids
+        self.docs = [Counter(language.terms(t)) for t in texts]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = sum(self.lengths) / max(1, len(self.docs))
+        self.df: Counter[str] = Counter(t for d in self.docs for t in d)
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for i, d in enumerate(self.docs):
+            for t in d:
+                self.postings[t].append(i)
+
+    def search(self, question: str, k: int = 10) -> list[str]:
+        from memory import language
+
+        n = len(self.docs)
+        scores: dict[int, float] = defaultdict(float)
+        for t in dict.fromkeys(language.terms(question)):
+            idf = math.log(1 + (n - self.df[t] + 0.5) / (self.df[t] + 0.5))
+            for i in self.postings.get(t, []):
+                tf = self.docs[i][t]
+                scores[i] += (
+                    idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * self.lengths[i] / self.avg))
+                )
+        return [self.ids[i] for i in sorted(scores, key=lambda i: -scores[i])[:k]]
+
+
+def dense(caller: Any, question: str, k: int = 10) -> list[str]:
+    from memory.stores.vectors import vectors
+
+    hits = vectors().search(kind="notes", architect_id=caller.architect.pk, query=question, limit=k)
+    return [str(h.payload.get("note", h.id)) for h in hits]
+
+
+# --- (a) LoCoMo ----------------------------------------------------------------------------
+
+
+def _turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
+    conversation = sample["conversation"]
+    out = []
+    index = 1
+    while f"session_{index}" in conversation:
+        for turn in conversation[f"session_{index}"]:
+            text = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            out.append((turn["dia_id"], text))
+        index += 1
+    return out
+
+
+def locomo(conversations: int | None, progress: bool) -> dict[str, Any]:
+    samples = json.loads(LOCOMO.read_text())[:conversations]
+    methods = [*(f"memory {d}" for d in DEPTHS), "BM25 (turn alone)", "dense notes alone"]
+    hits = {m: Counter() for m in methods}
+    found_true = Counter()
+    levels = {d: Counter() for d in DEPTHS}
+    by_category: dict[str, Counter] = defaultdict(Counter)
+    seconds = {"remember": [], **{d: [] for d in DEPTHS}}
+    questions = 0
+    for number, sample in enumerate(samples, 1):
+        caller = _caller(f"locomo-{number}")
+        turns = _turns(sample)
+        ids: dict[str, str] = {}
+        for i, (dia, text) in enumerate(turns, 1):
+            started = time.perf_counter()
+            ids[dia] = remember(caller, text)
+            seconds["remember"].append(time.perf_counter() - started)
+            if progress and i % 100 == 0:
+                print(f"  conversation {number}: {i}/{len(turns)} turns", file=sys.stderr)
+        bm25 = BM25(list(ids.values()), [t for _, t in turns])
+        for qa in sample["qa"]:
+            evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
+            if not evidence:
+                continue
+            questions += 1
+            question = str(qa["question"])
+            ranked = {}
+            for depth in DEPTHS:
+                started = time.perf_counter()
+                answer = recall(caller, question, depth)
+                seconds[depth].append(time.perf_counter() - started)
+                ranked[f"memory {depth}"] = returned_notes(answer)
+                found_true[depth] += bool(answer["answer"]["found"])
+                levels[depth][answer["depth_used"] if answer["answer"]["found"] else 0] += 1
+            ranked["BM25 (turn alone)"] = bm25.search(question)
+            ranked["dense notes alone"] = dense(caller, question)
+            for method, got in ranked.items():
+                for k in KS:
+                    if evidence & set(got[:k]):
+                        hits[method][k] += 1
+                        if method == "memory deep" and k == 10:
+                            by_category[str(qa.get("category"))]["hit"] += 1
+            by_category[str(qa.get("category"))]["all"] += 1
+        if progress:
+            print(f"  conversation {number} done: {questions} questions so far", file=sys.stderr)
+    return {
+        "conversations": len(samples),
+        "questions": questions,
+        "recall_any": {m: {k: hits[m][k] / max(1, questions) for k in KS} for m in methods},
+        "found_true": {d: found_true[d] / max(1, questions) for d in DEPTHS},
+        "answered_at_level": {d: dict(sorted(levels[d].items())) for d in DEPTHS},
+        "deep_at_10_by_category": {
+            c: round(v["hit"] / v["all"], 3) for c, v in sorted(by_category.items())
+        },
+        "seconds_p50_p95": {name: _p50_p95(values) for name, values in seconds.items()},
+    }
+
+
+def _p50_p95(values: list[float]) -> list[float]:
+    if not values:
+        return [0.0, 0.0]
+    ordered = sorted(values)
+    return [
+        round(ordered[len(ordered) // 2], 4),
+        round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 4),
+    ]
+
+
+# --- (b) the Russian set -------------------------------------------------------------------
+
+
+def russian(limit: int | None = None) -> dict[str, Any]:
+    corpus = json.loads(RUSSIAN.read_text())
+    caller = _caller("ru-set")
+    ids = {f["id"]: remember(caller, f["text"], f.get("scope") or None) for f in corpus["facts"]}
+    cases = corpus["cases"][:limit]
+    results: dict[str, dict[str, Counter]] = {d: defaultdict(Counter) for d in DEPTHS}
+    for case in cases:
+        expect = {ids[f] for f in case.get("expect", [])}
+        dependent = {ids[f] for f in case.get("dependent", [])}
+        for depth in DEPTHS:
+            answer = recall(caller, case["question"], depth, case.get("scope") or None)
+            got = returned_notes(answer)
+            found = bool(answer["answer"]["found"])
+            first = got[0] if got else None
+            tally = results[depth][case["kind"]]
+            tally["cases"] += 1
+            if expect:
+                tally["answerable"] += 1
+                tally["recall@10"] += bool(expect & set(got[:10]))
+                tally["found_right"] += found and first in expect
+            else:
+                tally["unanswerable"] += 1
+                wrong = found and not (
+                    answer["kind"] == "parameter_dependent" and first in dependent
+                )
+                tally["false_found"] += wrong
+            tally["found"] += found
+            tally["found_correct"] += found and (
+                first in expect or (answer["kind"] == "parameter_dependent" and first in dependent)
+            )
+    summary: dict[str, Any] = {"facts": len(ids), "cases": len(cases)}
+    for depth in DEPTHS:
+        total: Counter = Counter()
+        for tally in results[depth].values():
+            total.update(tally)
+        per_kind = {
+            kind: {
+                "cases": t["cases"],
+                "recall@10": _ratio(t["recall@10"], t["answerable"]),
+                "found_precision": _ratio(t["found_correct"], t["found"]),
+                "false_found": _ratio(t["false_found"], t["unanswerable"]),
+            }
+            for kind, t in sorted(results[depth].items())
+        }
+        per_kind["all"] = {
+            "cases": total["cases"],
+            "recall@10": _ratio(total["recall@10"], total["answerable"]),
+            "found_precision": _ratio(total["found_correct"], total["found"]),
+            "false_found": _ratio(total["false_found"], total["unanswerable"]),
+        }
+        summary[depth] = per_kind
+    return summary
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 3) if b else None
+
+
+# --- printing ------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def print_locomo(result: dict[str, Any]) -> None:
+    print(f"\nLoCoMo: {result['conversations']} conversations, {result['questions']} questions")
+    print(f"{'method':<22} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
+    for method, row in result["recall_any"].items():
+        print(f"{method:<22} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
+    print("goals: @10 ≥ 0.850 at deep, ≥ 0.800 at standard")
+    for depth in DEPTHS:
+        print(
+            f"found: true at {depth}: {result['found_true'][depth]:.3f}; "
+            f"answered at level (0 = not found): {result['answered_at_level'][depth]}"
+        )
+    print(f"deep @10 by category: {result['deep_at_10_by_category']}")
+    print(f"seconds p50/p95: {result['seconds_p50_p95']}")
+
+
+def print_russian(result: dict[str, Any]) -> None:
+    print(f"\nRussian set: {result['facts']} facts, {result['cases']} cases")
+    for depth in DEPTHS:
+        print(f"  {depth}:")
+        print(
+            f"    {'kind':<14} {'cases':>5} {'recall@10':>10} {'found prec':>10} {'false found':>11}"
+        )
+        for kind, row in result[depth].items():
+            print(
+                f"    {kind:<14} {row['cases']:>5} {_fmt(row['recall@10']):>10} "
+                f"{_fmt(row['found_precision']):>10} {_fmt(row['false_found']):>11}"
+            )
+    print("goals: paraphrase recall ≥ 0.900; false found ≤ 0.050")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--conversations", type=int, default=None)
+    parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument("--skip-russian", action="store_true")
+    parser.add_argument("--russian-cases", type=int, default=None)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    setup_django("retrieval")
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from memory.stores.embeddings import embedder
+
+    print(f"embedder: {embedder().name}")
+    figures: dict[str, Any] = {}
+    if not args.skip_russian:
+        figures["russian"] = russian(args.russian_cases)
+        print_russian(figures["russian"])
+    if not args.skip_locomo:
+        if LOCOMO.exists():
+            figures["locomo"] = locomo(args.conversations, progress=not args.quiet)
+            print_locomo(figures["locomo"])
+        else:
+            print(f"\nLoCoMo: {LOCOMO} is absent, skipped")
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@ from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels.context import RecallContext
 from memory.models import ShapeEntry
+from memory.services import supersede
 from memory.services.notes import NoteHit, notes_search
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
@@ -59,6 +60,7 @@ _NO_TABLE = Text(
 _MORE = Text(
     ru="показаны первые {shown} строк, есть ещё", en="the first {shown} rows shown, there are more"
 )
+_HISTORY = Text(ru="заменено более новым (история)", en="replaced by a newer one (history)")
 _UNKNOWN = {
     "geo": Text(
         ru="Место, где это верно, не записано; спрошено про {asked}: может быть верно и не там.",
@@ -232,13 +234,33 @@ def note_item(hit: NoteHit, level: int = 1, source: str = "notes") -> dict[str, 
         "matched": hit.matched,
         "near": hit.near,
         "coverage": round(hit.coverage, 3),
+        "current": hit.note.superseded_by_id is None,
+        "superseded_by": str(hit.note.superseded_by_id) if hit.note.superseded_by_id else None,
     }
 
 
-def _line(hit: NoteHit) -> str:
+def _line(hit: NoteHit, lang: str) -> str:
     where = ", ".join(scopes.describe(r) for r in hit.note.scope)
     suffix = f"; {where}" if where else ""
-    return f"«{hit.note.text}» ({hit.note.created_at:%Y-%m-%d}{suffix})"
+    history = f" — {_HISTORY(lang)}" if hit.note.superseded_by_id else ""
+    return f"«{hit.note.text}» ({hit.note.created_at:%Y-%m-%d}{suffix}){history}"
+
+
+def _current_first(answering: list[NoteHit], shown: list[NoteHit], ctx: RecallContext) -> None:
+    """When the best answer was replaced by a newer note, the newer one answers (in place)."""
+    best = answering[0]
+    if best.note.superseded_by_id is None:
+        return
+    newest = supersede.current(best.note)
+    if newest.pk == best.note.pk or not scopes.fits(newest.scope, ctx.scope):
+        return
+    hit = next((h for h in shown if h.note.pk == newest.pk), None)
+    if hit is None:
+        hit = NoteHit(note=newest, score=0.0, coverage=best.coverage)
+        shown.insert(0, hit)
+    if hit in answering:
+        answering.remove(hit)
+    answering.insert(0, hit)
 
 
 @dataclass
@@ -260,8 +282,17 @@ def _notes(ctx: RecallContext) -> _Notes:
     ctx.extra["level1_notes"] = [note_item(h) for h in shown]
     ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these
     answering = [h for h in shown if relevance.answers(h.coverage)]
-    # A note bound where the question is beats one whose place or date is unknown.
-    answering.sort(key=lambda h: (bool(scopes.unknown(h.note.scope, ctx.scope)), -h.score))
+    # A current note beats a replaced one; one bound where the question is beats one whose
+    # place or date is unknown.
+    answering.sort(
+        key=lambda h: (
+            h.note.superseded_by_id is not None,
+            bool(scopes.unknown(h.note.scope, ctx.scope)),
+            -h.score,
+        )
+    )
+    if answering:
+        _current_first(answering, shown, ctx)
     unknown = scopes.unknown(answering[0].note.scope, ctx.scope) if answering else []
     trace = {
         "level": 1,
@@ -342,7 +373,7 @@ def search(ctx: RecallContext) -> Outcome:
         lines += _tables_text(grown, ctx.lang)
         if found.answering:
             lines += [_FOUND(ctx.lang, count=len(found.shown))]
-            lines += [f"{i}. {_line(h)}" for i, h in enumerate(found.shown, 1)]
+            lines += [f"{i}. {_line(h, ctx.lang)}" for i, h in enumerate(found.shown, 1)]
         return Outcome(
             found=True,
             kind=grown_kind,
@@ -362,7 +393,7 @@ def search(ctx: RecallContext) -> Outcome:
     best = found.answering[0]
     ordered = [best] + [h for h in found.shown if h is not best]
     lines += [_FOUND(ctx.lang, count=len(ordered))]
-    lines += [f"{i}. {_line(h)}" for i, h in enumerate(ordered, 1)]
+    lines += [f"{i}. {_line(h, ctx.lang)}" for i, h in enumerate(ordered, 1)]
     return Outcome(
         found=True,
         kind=kind,

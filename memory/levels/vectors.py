@@ -25,7 +25,7 @@ from memory.ladder import RRF_K, Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import unknown_missing
-from memory.models import MemoryObject
+from memory.models import MemoryObject, Note
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion
@@ -144,7 +144,10 @@ def search(ctx: RecallContext) -> Outcome:
         report.append(
             ReportEntry(4, "vectors", "terms", "empty", note=_TERMS(ctx.lang, count=len(lexical)))
         )
-    answering = [i for i in ranked if i["answers"]]
+    _mark_current(ranked, ctx)
+    answering = sorted(
+        (i for i in ranked if i["answers"]), key=lambda i: not i.get("current", True)
+    )
     if not answering:
         return Outcome(found=False, report=report, trace=trace, candidates=_as_notes(ranked))
 
@@ -176,6 +179,20 @@ def search(ctx: RecallContext) -> Outcome:
         trace=trace,
         missing=missing,
     )
+
+
+def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
+    """Notes replaced by a newer one are history: marked, and never the first answer."""
+    ids = [i["note"] for i in ranked if i.get("note")]
+    replaced = dict(
+        Note.objects.filter(architect=ctx.architect, pk__in=ids, superseded_by__isnull=False)
+        .values_list("pk", "superseded_by")
+    )
+    for item in ranked:
+        if item.get("note"):
+            by = replaced.get(Note._meta.pk.to_python(item["note"]))
+            item["current"] = by is None
+            item["superseded_by"] = str(by) if by else None
 
 
 def _as_notes(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:

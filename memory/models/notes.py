@@ -27,6 +27,13 @@ class Note(models.Model):
     # conversation neighbours lend it (see NoteKeyword).
     length = models.PositiveIntegerField(default=0)
     near_length = models.PositiveIntegerField(default=0)
+    # A later note about the same thing (same subject and attribute, same scope) that replaced
+    # this one's value: recall answers the newer as current and names this one as history.
+    # Nothing is deleted (memory.services.supersede).
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    superseded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

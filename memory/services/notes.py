@@ -25,6 +25,7 @@ from django.db.models import F
 from memory import language
 from memory.models import Architect, Note, NoteKeyword, Run
 from memory.relevance import TermWeights
+from memory.services.supersede import supersede
 
 
 def note_create(
@@ -59,6 +60,7 @@ def note_create(
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
         _lend(earlier, own)
+    supersede(note, list(own))
     return note
 
 

@@ -1,0 +1,107 @@
+"""Current value and history: a newer note about the same thing supersedes the older.
+
+With a model the remember turn decides through the table tools. Without one this code rule on
+the notes' own terms does it: an earlier note of the same architect, bound to the same scope,
+is superseded by the new one when they share at least ``MIN_SHARED`` terms (the subject and the
+attribute: «любимый цвет») and differ in a small value part on both sides (at most
+``MAX_OLD_VALUE`` terms only in the old note, at most ``MAX_NEW_VALUE`` only in the new one, not
+counting change markers like «теперь» or "now"), and the shared part outweighs the differing
+one. Nothing is deleted: the older note keeps its text and gets ``superseded_by``.
+
+Its limits (PASSPORT.md «Поиск»): it sees words, not meaning — a rephrased update with few shared
+terms («Переехали: новый адрес — …» after «Живу на Пушкина, 10») is missed, and two statements
+about two things that differ in one word («встреча по проекту 3» / «по проекту 4») are taken as
+one thing updated. The older one then shows as history beside the newer, never disappears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import Count
+from django.utils import timezone
+
+from memory import language
+from memory.models import Note, NoteKeyword
+
+MIN_SHARED = 2
+MAX_OLD_VALUE = 2
+MAX_NEW_VALUE = 3
+SEARCHED = 20
+# Words that announce a change rather than carry the value.
+MARKERS = frozenset(
+    language.lemma(w) or w
+    for w in ("теперь", "сейчас", "новый", "больше", "уже", "now", "new", "anymore", "longer")
+)
+
+
+def _same_scope(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> bool:
+    def key(scope: Sequence[dict[str, Any]]) -> list[str]:
+        return sorted(repr(sorted(r.items())) for r in scope)
+
+    return key(a) == key(b)
+
+
+def replaces(old: set[str], new: set[str]) -> bool:
+    """Does a statement with terms ``new`` update the value of one with terms ``old``?"""
+    shared = old & new
+    old_value = old - new
+    new_value = new - old - MARKERS
+    return (
+        len(shared) >= MIN_SHARED
+        and 1 <= len(old_value) <= MAX_OLD_VALUE
+        and 1 <= len(new_value) <= MAX_NEW_VALUE
+        and len(shared) >= len(old_value) + len(new_value) - 1
+    )
+
+
+def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
+    """Mark the earlier notes ``note`` replaces (call inside the note's transaction)."""
+    own = set(terms)
+    if len(own) < MIN_SHARED:
+        return []
+    rows = (
+        NoteKeyword.objects.filter(
+            architect_id=note.architect_id,
+            lemma__in=list(own),
+            own__gt=0,
+            note__superseded_by__isnull=True,
+        )
+        .exclude(note_id=note.pk)
+        .values("note_id")
+        .annotate(shared=Count("pk"))
+        .filter(shared__gte=MIN_SHARED)
+        .order_by("-shared")[:SEARCHED]
+    )
+    ids = [r["note_id"] for r in rows]
+    if not ids:
+        return []
+    terms_of: dict[Any, set[str]] = {}
+    for note_id, lemma in NoteKeyword.objects.filter(note_id__in=ids, own__gt=0).values_list(
+        "note_id", "lemma"
+    ):
+        terms_of.setdefault(note_id, set()).add(lemma)
+    older = Note.objects.filter(pk__in=ids, created_at__lte=note.created_at).only(
+        "pk", "scope", "created_at"
+    )
+    replaced = [
+        o for o in older if _same_scope(o.scope, note.scope) and replaces(terms_of[o.pk], own)
+    ]
+    if replaced:
+        Note.objects.filter(pk__in=[o.pk for o in replaced]).update(
+            superseded_by=note, superseded_at=timezone.now()
+        )
+    return replaced
+
+
+def current(note: Note) -> Note:
+    """The newest note in ``note``'s chain of replacements (itself when never replaced)."""
+    seen = {note.pk}
+    while note.superseded_by_id is not None and note.superseded_by_id not in seen:
+        seen.add(note.superseded_by_id)
+        nxt = Note.objects.filter(pk=note.superseded_by_id).first()
+        if nxt is None:
+            break
+        note = nxt
+    return note

@@ -1,0 +1,52 @@
+"""A newer fact about the same thing is the current value; the older one is history, kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Note
+from memory.services.supersede import replaces
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("Мой любимый цвет синий.", "Теперь мой любимый цвет зелёный.", True),
+        ("Код домофона 4512.", "Новый код домофона: 7788.", True),
+        ("My dentist is Dr. Brown.", "My dentist is now Dr. Patel.", True),
+        ("Мой любимый цвет синий.", "Дочь Вера учится играть на виолончели.", False),
+        ("Мой любимый цвет синий.", "Мой любимый цвет синий, как море.", False),  # nothing replaced
+        ("Брат Антон работает хирургом в больнице.", "Брат Антон любит рыбалку.", False),
+    ],
+)
+def test_the_lemma_rule(old, new, expected):
+    from memory import language
+
+    assert replaces(set(language.terms(old)), set(language.terms(new))) is expected
+
+
+@pytest.mark.django_db
+def test_recall_answers_the_newest_as_current_and_names_the_older_as_history(bob_api):
+    bob_api.remember("Мой любимый цвет синий.")
+    bob_api.remember("Теперь мой любимый цвет зелёный.")
+    old = Note.objects.get(text="Мой любимый цвет синий.")
+    new = Note.objects.get(text="Теперь мой любимый цвет зелёный.")
+    assert old.superseded_by_id == new.pk and new.superseded_by_id is None
+    for depth in ("standard", "deep"):
+        answer = bob_api.recall("Какой у меня любимый цвет?", depth=depth)
+        assert answer["answer"]["found"] is True
+        items = answer["answer"]["data"].get("notes") or answer["answer"]["data"]["hits"]
+        assert items[0]["text"] == new.text and items[0]["current"] is True
+        history = [i for i in items if i.get("text") == old.text]
+        assert history and history[0]["current"] is False
+        assert history[0]["superseded_by"] == str(new.pk)
+    text = bob_api.recall("Какой у меня любимый цвет?", lang="ru")["answer"]["text"]
+    assert "история" in text and text.index(new.text) < text.index(old.text)
+    assert Note.objects.count() == 2  # nothing deleted
+
+
+@pytest.mark.django_db
+def test_a_value_in_another_scope_is_not_replaced(bob_api):
+    bob_api.remember("Номер такси 111-22-33.", scope=[{"kind": "geo", "place": "Madrid"}])
+    bob_api.remember("Номер такси 444-55-66.", scope=[{"kind": "geo", "place": "Berlin"}])
+    assert not Note.objects.filter(superseded_by__isnull=False).exists()

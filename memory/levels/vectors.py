@@ -185,8 +185,9 @@ def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
     """Notes replaced by a newer one are history: marked, and never the first answer."""
     ids = [i["note"] for i in ranked if i.get("note")]
     replaced = dict(
-        Note.objects.filter(architect=ctx.architect, pk__in=ids, superseded_by__isnull=False)
-        .values_list("pk", "superseded_by")
+        Note.objects.filter(
+            architect=ctx.architect, pk__in=ids, superseded_by__isnull=False
+        ).values_list("pk", "superseded_by")
     )
     for item in ranked:
         if item.get("note"):

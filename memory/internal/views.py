@@ -6,13 +6,17 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.internal.auth import IsMachine, MachineSecretAuthentication
+from memory.models import MemoryObject
+from memory.services.objects import object_read
 from memory.stores import outbox
 from memory.stores.door import DoorUnavailable
 from memory.stores.graph import DoorGraph, graph
@@ -93,3 +97,17 @@ class DrainView(_Internal):
             ids=data.validated_data.get("ids"), force=data.validated_data["force"]
         )
         return Response(result.as_dict())
+
+
+@extend_schema(exclude=True)
+class ObjectReadView(_Internal):
+    """An object's bytes, for services that were given its path in a recall answer."""
+
+    def get(self, request: Request, object_id: str) -> HttpResponse:
+        obj = MemoryObject.objects.filter(pk=object_id).first()
+        if obj is None:
+            raise NotFound(f"no object {object_id}")
+        _, content = object_read(architect=obj.architect, object_id=str(obj.pk))
+        response = HttpResponse(content, content_type=obj.media_type)
+        response["Content-Length"] = str(len(content))
+        return response

@@ -16,6 +16,7 @@ question does not give, or unbound where the question names one, makes the answe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,8 @@ from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels.context import RecallContext
-from memory.models import ShapeEntry
+from memory.models import MemoryObject, ShapeEntry
+from memory.services import objects as objects_service
 from memory.services import supersede
 from memory.services.notes import NoteHit, notes_search
 from memory.shape import selectors
@@ -350,8 +352,83 @@ def unknown_missing(dimensions: list[str], ctx: RecallContext) -> list[dict[str,
 # --- the level ---------------------------------------------------------------------------------
 
 
+# --- objects -----------------------------------------------------------------------------------
+
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_OBJECT = Text(
+    ru="Объект «{name}» ({media_type}, {size} байт): {summary}",
+    en="Object «{name}» ({media_type}, {size} bytes): {summary}",
+)
+_OBJECT_PATH = Text(
+    ru="Содержимое: {path} (через внутреннюю дверь)",
+    en="Content: {path} (through the internal door)",
+)
+_OBJECT_NAMED = Text(
+    ru="вопрос называет объект по id", en="the question names the object by its id"
+)
+
+
+def _object_outcome(
+    obj: MemoryObject,
+    report: list[ReportEntry],
+    trace: list[dict[str, Any]],
+    ctx: RecallContext,
+    kind: Kind,
+) -> Outcome:
+    card = objects_service.object_answer(obj)
+    lines = [_OBJECT(ctx.lang, **{k: card[k] for k in ("name", "media_type", "size", "summary")})]
+    if "content" in card:
+        lines.append(card["content"])
+    else:
+        lines.append(_OBJECT_PATH(ctx.lang, path=card["path"]))
+    return Outcome(
+        found=True,
+        kind=kind,
+        form="object",
+        text="\n".join(lines),
+        object=card,
+        data={"objects": [card]},
+        report=report,
+        trace=trace,
+    )
+
+
+def _named_object(ctx: RecallContext) -> MemoryObject | None:
+    ids = _UUID.findall(ctx.text)
+    if not ids:
+        return None
+    return MemoryObject.objects.filter(architect=ctx.architect, pk__in=ids).first()
+
+
+def _object_item(hit: objects_service.ObjectHit) -> dict[str, Any]:
+    return {
+        "id": f"objects:{hit.object.pk}",
+        "object": str(hit.object.pk),
+        "text": hit.object.name,
+        "source": "objects",
+        "level": 1,
+        "matched": hit.matched,
+        "coverage": round(hit.coverage, 3),
+    }
+
+
+# --- the level ---------------------------------------------------------------------------------
+
+
 def search(ctx: RecallContext) -> Outcome:
     trace: list[dict[str, Any]] = [{"level": 1, "event": "keywords", "keywords": ctx.keywords}]
+    named = _named_object(ctx)
+    if named is not None:
+        entry = ReportEntry(
+            1,
+            "tables",
+            "objects",
+            "answered",
+            returned=1,
+            kind="affirmative",
+            note=_OBJECT_NAMED(ctx.lang),
+        )
+        return _object_outcome(named, [entry], trace, ctx, "affirmative")
     if not ctx.keywords:
         entry = ReportEntry(1, "tables", "notes", "empty", note=_NO_WORDS(ctx.lang))
         return Outcome(found=False, report=[entry], trace=trace)
@@ -362,6 +439,28 @@ def search(ctx: RecallContext) -> Outcome:
     report.append(found.entry)
     trace.append(found.trace)
     items = [note_item(h) for h in found.shown]
+    titled = objects_service.objects_search(
+        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights()
+    )
+    best_object = next((h for h in titled if relevance.answers(h.coverage)), None)
+    if titled:
+        report.append(
+            ReportEntry(
+                1,
+                "tables",
+                "objects",
+                "answered" if best_object else "empty",
+                returned=1 if best_object else 0,
+                kind=relevance.kind_for(best_object.coverage) if best_object else None,
+                note=_MATCHED(ctx.lang, words=", ".join(titled[0].matched)),
+            )
+        )
+    best_note = found.answering[0].coverage if found.answering else 0.0
+    if best_object is not None and grown is None and best_object.coverage >= best_note:
+        return _object_outcome(
+            best_object.object, report, trace, ctx, relevance.kind_for(best_object.coverage)
+        )
+    items += [_object_item(h) for h in titled]
     if not found.answering and grown is None:
         return Outcome(found=False, report=report, trace=trace, candidates=items)
     missing = _missing(found, ctx)

@@ -26,6 +26,7 @@ from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import unknown_missing
 from memory.models import MemoryObject, Note
+from memory.services import objects as objects_service
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion
@@ -158,15 +159,15 @@ def search(ctx: RecallContext) -> Outcome:
     for item in ranked:
         similarity = f" {item['similarity']:.3f}" if "similarity" in item else ""
         lines.append(f"- [{item['source']}{similarity}] {str(item.get('text', ''))[:400]}")
+    # The form follows the closest match by meaning: an object there makes the answer that object.
+    closest = max(answering, key=lambda i: i.get("similarity", 0.0))
     answer_object = None
-    if best["source"] == "objects":
-        found = MemoryObject.objects.filter(pk=best.get("object"), architect=ctx.architect).first()
+    if closest["source"] == "objects":
+        found = MemoryObject.objects.filter(
+            pk=closest.get("object"), architect=ctx.architect
+        ).first()
         if found is not None:
-            answer_object = {
-                "id": str(found.pk),
-                "media_type": found.media_type,
-                "summary": found.summary or found.description or found.name,
-            }
+            answer_object = objects_service.object_answer(found)
     missing = unknown_missing(unknown, ctx)
     return Outcome(
         found=True,

@@ -4,7 +4,7 @@ from .agent import Thread, ToolCall
 from .idempotency import IdempotencyRecord
 from .instruction import InstructionReference
 from .notes import Note, NoteKeyword
-from .objects import MemoryObject
+from .objects import MemoryObject, ObjectKeyword
 from .outbox import OutboxItem
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
@@ -18,6 +18,7 @@ __all__ = [
     "MemoryObject",
     "Note",
     "NoteKeyword",
+    "ObjectKeyword",
     "OutboxItem",
     "Run",
     "ShapeEntry",

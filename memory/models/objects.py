@@ -31,3 +31,20 @@ class MemoryObject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.media_type})"
+
+
+class ObjectKeyword(models.Model):
+    """One term of an object's title or description: level 1 finds objects by them."""
+
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    object = models.ForeignKey(MemoryObject, on_delete=models.CASCADE, related_name="keywords")
+    lemma = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["object", "lemma"], name="object_keyword_once")
+        ]
+        indexes = [models.Index(fields=["architect", "lemma"], name="object_keyword_lookup")]
+
+    def __str__(self) -> str:
+        return self.lemma

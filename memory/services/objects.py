@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.db import transaction
 
-from memory.models import Architect, MemoryObject, OutboxItem, Run
+from memory import language
+from memory.models import Architect, MemoryObject, ObjectKeyword, OutboxItem, Run
+from memory.relevance import TermWeights
 from memory.stores import outbox
 from memory.stores.objects import card_text
 from memory.stores.vectors import VectorItem
@@ -59,8 +64,12 @@ def object_keep(
     )
     text = content.decode("utf-8", errors="replace") if is_text(media_type) else None
     card = card_text(name=name, description=description or summary, text=text)
+    terms = language.keywords(f"{name.rsplit('.', 1)[0]} {description or summary}")
     with transaction.atomic():
         obj.save()
+        ObjectKeyword.objects.bulk_create(
+            [ObjectKeyword(architect=architect, object=obj, lemma=lemma) for lemma in terms]
+        )
         item = outbox.vectors_add(
             architect=architect,
             kind="objects",
@@ -80,3 +89,63 @@ def object_read(*, architect: Architect, object_id: str) -> tuple[MemoryObject, 
     obj = MemoryObject.objects.get(pk=object_id, architect=architect)
     with storages["objects"].open(obj.storage_key, "rb") as f:
         return obj, f.read()
+
+
+# Text objects up to this many bytes come back inside a recall answer; larger or binary ones
+# are named by their path through the internal door (services) — PASSPORT.md «Объекты».
+INLINE_BYTES = 32_768
+
+
+def door_path(obj: MemoryObject) -> str:
+    return f"/internal/v1/objects/{obj.pk}"
+
+
+def object_answer(obj: MemoryObject) -> dict[str, Any]:
+    """An object as a recall answer gives it: its card, and its content or where to read it."""
+    answer: dict[str, Any] = {
+        "id": str(obj.pk),
+        "name": obj.name,
+        "media_type": obj.media_type,
+        "size": obj.size,
+        "summary": obj.summary or obj.description or obj.name,
+    }
+    if is_text(obj.media_type) and obj.size <= INLINE_BYTES:
+        _, content = object_read(architect=obj.architect, object_id=str(obj.pk))
+        answer["content"] = content.decode("utf-8", errors="replace")
+    else:
+        answer["path"] = door_path(obj)
+    return answer
+
+
+@dataclass
+class ObjectHit:
+    object: MemoryObject
+    matched: list[str]
+    coverage: float
+
+
+def objects_search(
+    *, architect: Architect, terms: Sequence[str], weights: TermWeights, limit: int = 10
+) -> list[ObjectHit]:
+    """Objects whose title or description holds the question's terms, best covered first."""
+    asked = list(dict.fromkeys(terms))
+    if not asked:
+        return []
+    held: dict[Any, set[str]] = {}
+    for object_id, lemma in ObjectKeyword.objects.filter(
+        architect=architect, lemma__in=asked
+    ).values_list("object_id", "lemma"):
+        held.setdefault(object_id, set()).add(lemma)
+    if not held:
+        return []
+    found = MemoryObject.objects.filter(architect=architect, pk__in=list(held))
+    hits = [
+        ObjectHit(
+            object=o,
+            matched=[t for t in asked if t in held[o.pk]],
+            coverage=weights.coverage(asked, held[o.pk]),
+        )
+        for o in found
+    ]
+    hits.sort(key=lambda h: (-h.coverage, -h.object.created_at.timestamp()))
+    return hits[:limit]

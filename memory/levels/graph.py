@@ -19,6 +19,7 @@ from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
+from memory.levels.tables import scope_missing
 from memory.models import Note
 from memory.stores.graph import QUERY_MODE, graph
 
@@ -52,6 +53,29 @@ def _lemmas(text: str) -> set[str]:
 
 def _chunk_lemmas(chunks: list[dict[str, Any]]) -> set[str]:
     return {lemma for c in chunks for lemma in _lemmas(c["content"])}
+
+
+def _current_in_scope(
+    ctx: RecallContext, chunks: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The chunks whose note holds where and when asked and was not replaced by a newer one
+    (the graph answers with current facts), and the dimensions left unknown by the best."""
+    sources = [str(c.get("source", "")) for c in chunks]
+    ids = [s[len("note-") :] for s in sources if s.startswith("note-")]
+    notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
+    kept: list[dict[str, Any]] = []
+    for chunk, source in zip(chunks, sources, strict=True):
+        note = notes.get(source[len("note-") :]) if source.startswith("note-") else None
+        if note is None:
+            if not ctx.scope:  # a source that is not a note has no scope: unknown where
+                kept.append(chunk)
+            continue
+        if note.superseded_by_id is None and scopes.fits(note.scope, ctx.scope):
+            # (a note's scope as kept; scope_missing names what the question leaves open)
+            kept.append({**chunk, "scope": note.scope})
+    kept.sort(key=lambda c: bool(scopes.unknown(c.get("scope") or [], ctx.scope)))
+    unknown = scopes.unknown(kept[0].get("scope") or [], ctx.scope) if kept else []
+    return kept, unknown
 
 
 def _chunk_items(ctx: RecallContext, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -116,12 +140,18 @@ def search(ctx: RecallContext) -> Outcome:
     names = {e["name"] for e in matched}
     relations = [r for r in context.relations if r["source"] in names or r["target"] in names]
     matched_lemmas = {lemma for e in matched for lemma in _lemmas(e["name"])}
-    chunks = [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas][:MAX_SOURCES]
+    chunks, unknown = _current_in_scope(
+        ctx, [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas]
+    )
+    chunks = chunks[:MAX_SOURCES]
     covered = matched_lemmas | {
         lemma
         for r in relations
         for lemma in _lemmas(f"{r['source']} {r['target']} {r['description']} {r['keywords']}")
     }
+    if ctx.scope:  # a scoped question is answered from the sources that hold there only
+        relations = []
+        covered = {lemma for lemma in matched_lemmas if lemma in _chunk_lemmas(chunks)}
     coverage = ctx.weights().coverage(ctx.keywords, covered | _chunk_lemmas(chunks))
     trace.append({"level": 3, "event": "coverage", "coverage": round(coverage, 3)})
     if not relevance.answers(coverage):
@@ -135,8 +165,9 @@ def search(ctx: RecallContext) -> Outcome:
         return Outcome(
             found=False, report=[entry], trace=trace, candidates=_chunk_items(ctx, chunks)
         )
-    kind: Kind = relevance.kind_for(coverage)
-    lines = [_FOUND(ctx.lang)]
+    missing = scope_missing([c.get("scope") or [] for c in chunks], ctx, unknown=unknown)
+    kind: Kind = "parameter_dependent" if missing else relevance.kind_for(coverage)
+    lines = [m["why"] for m in missing] + [_FOUND(ctx.lang)]
     lines += [f"- {r['source']} → {r['target']}: {r['description']}" for r in relations]
     if chunks:
         lines.append(_SOURCES(ctx.lang))
@@ -158,4 +189,5 @@ def search(ctx: RecallContext) -> Outcome:
         data={"entities": matched, "relations": relations, "chunks": chunks},
         report=[entry],
         trace=trace,
+        missing=missing,
     )

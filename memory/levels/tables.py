@@ -328,15 +328,23 @@ def _notes(ctx: RecallContext) -> _Notes:
 
 
 def _missing(found: _Notes, ctx: RecallContext) -> list[dict[str, str]]:
+    return scope_missing([h.note.scope for h in found.answering], ctx, unknown=found.unknown)
+
+
+def scope_missing(
+    answer_scopes: list[list[dict[str, Any]]], ctx: RecallContext, unknown: list[str]
+) -> list[dict[str, str]]:
+    """What an answer must name about scope, on every level alike: the dimensions its
+    statements are bound on that the question does not give, and (``unknown``) those the
+    question gives that its best statement is not bound on. Either makes it parameter_dependent."""
     out = []
-    shown = found.answering
-    for dimension in scopes.missing((h.note.scope for h in shown), ctx.scope):
+    for dimension in scopes.missing(answer_scopes, ctx.scope):
         values = sorted(
-            {scopes.describe(r) for h in shown for r in scopes.records(h.note.scope, dimension)}
+            {scopes.describe(r) for s in answer_scopes for r in scopes.records(s, dimension)}
         )
         why = _DEPENDS[dimension](ctx.lang, values=", ".join(values))
         out.append({"parameter": "scope", "dimension": dimension, "why": why})
-    return out + unknown_missing(found.unknown, ctx)
+    return out + unknown_missing(unknown, ctx)
 
 
 def unknown_missing(dimensions: list[str], ctx: RecallContext) -> list[dict[str, str]]:

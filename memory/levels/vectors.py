@@ -24,7 +24,7 @@ from memory.i18n import Text
 from memory.ladder import RRF_K, Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.levels.tables import unknown_missing
+from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note
 from memory.services import objects as objects_service
 from memory.stores.vectors import KINDS, vectors
@@ -154,7 +154,8 @@ def search(ctx: RecallContext) -> Outcome:
 
     best = answering[0]
     unknown = scopes.unknown(best.get("scope") or [], ctx.scope)
-    kind: Kind = "parameter_dependent" if unknown else "probabilistic"
+    missing = scope_missing([best.get("scope") or []], ctx, unknown=unknown)
+    kind: Kind = "parameter_dependent" if missing else "probabilistic"
     lines = [_FOUND(ctx.lang)]
     for item in ranked:
         similarity = f" {item['similarity']:.3f}" if "similarity" in item else ""
@@ -168,7 +169,6 @@ def search(ctx: RecallContext) -> Outcome:
         ).first()
         if found is not None:
             answer_object = objects_service.object_answer(found)
-    missing = unknown_missing(unknown, ctx)
     return Outcome(
         found=True,
         kind=kind,

@@ -76,13 +76,14 @@ def returned_notes(answer: dict[str, Any]) -> list[str]:
     """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates."""
     data = answer["answer"].get("data") or {}
     out: list[str] = []
-    for item in data.get("notes", []) + data.get("hits", []) + data.get("candidates", []):
+    for item in data.get("notes", []) + data.get("hits", []):
         if item.get("note"):
             out.append(str(item["note"]))
     for chunk in data.get("chunks", []):
         source = str(chunk.get("source", ""))
         if source.startswith("note-"):
             out.append(source[len("note-") :])
+    out += [str(item["note"]) for item in data.get("candidates", []) if item.get("note")]
     return list(dict.fromkeys(out))
 
 
@@ -144,27 +145,48 @@ def _turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def locomo(conversations: int | None, progress: bool) -> dict[str, Any]:
+def locomo_remember(conversations: int | None, progress: bool) -> list[dict[str, Any]]:
+    """Every turn through remember; returns, per conversation, the caller and the questions."""
     samples = json.loads(LOCOMO.read_text())[:conversations]
+    stored = []
+    for number, sample in enumerate(samples, 1):
+        caller = _caller(f"locomo-{number}")
+        turns = _turns(sample)
+        ids: dict[str, str] = {}
+        seconds = []
+        for i, (dia, text) in enumerate(turns, 1):
+            started = time.perf_counter()
+            ids[dia] = remember(caller, text)
+            seconds.append(time.perf_counter() - started)
+            if progress and i % 100 == 0:
+                print(f"  conversation {number}: {i}/{len(turns)} turns", file=sys.stderr)
+        stored.append(
+            {
+                "caller": caller,
+                "ids": ids,
+                "texts": [t for _, t in turns],
+                "qa": sample["qa"],
+                "remember_seconds": seconds,
+            }
+        )
+    return stored
+
+
+def locomo(stored: list[dict[str, Any]]) -> dict[str, Any]:
     methods = [*(f"memory {d}" for d in DEPTHS), "BM25 (turn alone)", "dense notes alone"]
     hits = {m: Counter() for m in methods}
     found_true = Counter()
     levels = {d: Counter() for d in DEPTHS}
     by_category: dict[str, Counter] = defaultdict(Counter)
-    seconds = {"remember": [], **{d: [] for d in DEPTHS}}
+    seconds: dict[str, list[float]] = {
+        "remember": [x for c in stored for x in c["remember_seconds"]],
+        **{d: [] for d in DEPTHS},
+    }
     questions = 0
-    for number, sample in enumerate(samples, 1):
-        caller = _caller(f"locomo-{number}")
-        turns = _turns(sample)
-        ids: dict[str, str] = {}
-        for i, (dia, text) in enumerate(turns, 1):
-            started = time.perf_counter()
-            ids[dia] = remember(caller, text)
-            seconds["remember"].append(time.perf_counter() - started)
-            if progress and i % 100 == 0:
-                print(f"  conversation {number}: {i}/{len(turns)} turns", file=sys.stderr)
-        bm25 = BM25(list(ids.values()), [t for _, t in turns])
-        for qa in sample["qa"]:
+    for conversation in stored:
+        caller, ids = conversation["caller"], conversation["ids"]
+        bm25 = BM25(list(ids.values()), conversation["texts"])
+        for qa in conversation["qa"]:
             evidence = {ids[e] for e in qa.get("evidence", []) if e in ids}
             if not evidence:
                 continue
@@ -187,10 +209,8 @@ def locomo(conversations: int | None, progress: bool) -> dict[str, Any]:
                         if method == "memory deep" and k == 10:
                             by_category[str(qa.get("category"))]["hit"] += 1
             by_category[str(qa.get("category"))]["all"] += 1
-        if progress:
-            print(f"  conversation {number} done: {questions} questions so far", file=sys.stderr)
     return {
-        "conversations": len(samples),
+        "conversations": len(stored),
         "questions": questions,
         "recall_any": {m: {k: hits[m][k] / max(1, questions) for k in KS} for m in methods},
         "found_true": {d: found_true[d] / max(1, questions) for d in DEPTHS},
@@ -210,6 +230,48 @@ def _p50_p95(values: list[float]) -> list[float]:
         round(ordered[len(ordered) // 2], 4),
         round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 4),
     ]
+
+
+SWEEP = [
+    {"ANSWER_MIN_COVERAGE": bar, "HYBRID_TERMS_WEIGHT": terms, "graph": graph}
+    for bar in (0.6, 0.75, 0.9)
+    for terms in (1.0, 2.0)
+    for graph in (0.25, 0.5)
+]
+
+
+def sweep(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same stored turns recalled under other settings: the answer bar, the weight of the
+    terms list in level 4's fusion, the weight of the graph's candidates."""
+    from django.test import override_settings
+
+    from memory import ladder
+
+    rows = []
+    print("\nsweep: bar, terms weight, graph weight → @10 standard/deep, found standard/deep")
+    for point in SWEEP:
+        previous = ladder.CANDIDATE_WEIGHTS[3]
+        ladder.CANDIDATE_WEIGHTS[3] = point["graph"]
+        try:
+            with override_settings(
+                ANSWER_MIN_COVERAGE=point["ANSWER_MIN_COVERAGE"],
+                HYBRID_TERMS_WEIGHT=point["HYBRID_TERMS_WEIGHT"],
+            ):
+                result = locomo(stored)
+        finally:
+            ladder.CANDIDATE_WEIGHTS[3] = previous
+        row = {
+            **point,
+            "standard@10": result["recall_any"]["memory standard"][10],
+            "deep@10": result["recall_any"]["memory deep"][10],
+            "found_standard": result["found_true"]["standard"],
+            "found_deep": result["found_true"]["deep"],
+        }
+        rows.append(row)
+        print(
+            "  " + "  ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values())
+        )
+    return rows
 
 
 # --- (b) the Russian set -------------------------------------------------------------------
@@ -317,6 +379,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--skip-russian", action="store_true")
     parser.add_argument("--russian-cases", type=int, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--sweep", action="store_true", help="LoCoMo again under other ranking settings"
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     setup_django("retrieval")
@@ -332,8 +397,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print_russian(figures["russian"])
     if not args.skip_locomo:
         if LOCOMO.exists():
-            figures["locomo"] = locomo(args.conversations, progress=not args.quiet)
+            stored = locomo_remember(args.conversations, progress=not args.quiet)
+            figures["locomo"] = locomo(stored)
             print_locomo(figures["locomo"])
+            if args.sweep:
+                figures["sweep"] = sweep(stored)
         else:
             print(f"\nLoCoMo: {LOCOMO} is absent, skipped")
     if args.json:

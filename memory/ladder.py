@@ -172,23 +172,36 @@ class Climb:
     outcomes: list[Outcome]
     seconds_by_level: dict[int, float]
 
-    def candidates(self, limit: int = 10) -> list[dict[str, Any]]:
-        """Every level's candidates fused by reciprocal rank (k=60), one entry per item."""
-        return fuse([o.candidates for o in self.outcomes], limit=limit)
+    def candidates(self, limit: int = 10, exclude: set[str] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+        """Every level's candidates fused by reciprocal rank (k=60), one entry per item, the
+        answering level's own items (``exclude``) left out."""
+        lists = [
+            (CANDIDATE_WEIGHTS.get(o.report[0].level if o.report else 0, 1.0), o.candidates)
+            for o in self.outcomes
+            if o is not self.final
+        ]
+        fused = fuse(lists, limit=limit + len(exclude))
+        return [c for c in fused if str(c.get("note") or c["id"]) not in exclude][:limit]
 
 
 RRF_K = 60
+# How much each level's candidate list counts when they are fused: the graph's sources are few
+# and chosen by entity, the full-text and hybrid lists are ranked over every note
+# (bench/retrieval.py measured the choice; PASSPORT.md «Поиск»).
+CANDIDATE_WEIGHTS: dict[int, float] = {1: 1.0, 3: 0.5, 4: 1.0}
 
 
-def fuse(ranked_lists: Sequence[Sequence[dict[str, Any]]], *, limit: int) -> list[dict[str, Any]]:
-    """Reciprocal rank fusion of ranked lists whose items carry an ``id``; the first list's
-    copy of an item is kept. The fused score is returned as ``fused``."""
+def fuse(
+    ranked_lists: Sequence[tuple[float, Sequence[dict[str, Any]]]], *, limit: int
+) -> list[dict[str, Any]]:
+    """Weighted reciprocal rank fusion of ranked lists whose items carry an ``id``; the first
+    list's copy of an item is kept. The fused score is returned as ``fused``."""
     scores: dict[str, float] = {}
     items: dict[str, dict[str, Any]] = {}
-    for ranked in ranked_lists:
+    for weight, ranked in ranked_lists:
         for rank, item in enumerate(ranked, 1):
             key = str(item["id"])
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
             items.setdefault(key, item)
     order = sorted(scores, key=lambda k: -scores[k])[:limit]
     return [{**items[k], "fused": round(scores[k], 5)} for k in order]

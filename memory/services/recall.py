@@ -72,6 +72,11 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             answer_body["data"] = final.data
         if final.object is not None:
             answer_body["object"] = final.object
+        # What the levels below the answering one ranked but did not answer with comes along,
+        # after the answer, for the caller to weigh (the answer's own items left out).
+        others = climb.candidates(exclude=_answer_ids(final.data))
+        if others and isinstance(final.data, dict):
+            answer_body["data"] = {**final.data, "candidates": others}
         missing = final.missing
     else:
         # Absence is not certainty: a level not run, or not allowed, might still know. What
@@ -122,6 +127,19 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         report=answer["report"],
     )
     return answer
+
+
+def _answer_ids(data: Any) -> set[str]:
+    if not isinstance(data, dict):
+        return set()
+    items = data.get("notes", []) + data.get("hits", [])
+    ids = {str(i.get("note") or i.get("id")) for i in items}
+    ids |= {
+        str(c.get("source", ""))[len("note-") :]
+        for c in data.get("chunks", [])
+        if str(c.get("source", "")).startswith("note-")
+    }
+    return ids
 
 
 def _close_quietly(run: Any, **facts: Any) -> None:

@@ -16,6 +16,7 @@
     .venv/bin/python bench/retrieval.py                     # both sets, all of LoCoMo (long)
     .venv/bin/python bench/retrieval.py --conversations 2   # LoCoMo's first two conversations
     .venv/bin/python bench/retrieval.py --skip-locomo       # the Russian set only (a minute)
+    .venv/bin/python bench/retrieval.py --sweep             # and again under other settings
     .venv/bin/python bench/retrieval.py --json              # the figures as JSON as well
 
 Prints figures, asserts nothing: the goals (LoCoMo @10 ≥ 0.85 deep, ≥ 0.80 standard; Russian
@@ -145,13 +146,17 @@ def _turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def locomo_remember(conversations: int | None, progress: bool) -> list[dict[str, Any]]:
-    """Every turn through remember; returns, per conversation, the caller and the questions."""
+def locomo_remember(
+    conversations: int | None, progress: bool, turns_limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Every turn through remember; returns, per conversation, the caller and the questions.
+    ``turns_limit`` keeps each conversation's first turns (the questions whose evidence lies
+    among them are asked): the slice the test suite runs."""
     samples = json.loads(LOCOMO.read_text())[:conversations]
     stored = []
     for number, sample in enumerate(samples, 1):
         caller = _caller(f"locomo-{number}")
-        turns = _turns(sample)
+        turns = _turns(sample)[:turns_limit]
         ids: dict[str, str] = {}
         seconds = []
         for i, (dia, text) in enumerate(turns, 1):
@@ -375,6 +380,7 @@ def print_russian(result: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=None)
+    parser.add_argument("--turns", type=int, default=None, help="first turns per conversation")
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--skip-russian", action="store_true")
     parser.add_argument("--russian-cases", type=int, default=None)
@@ -397,7 +403,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print_russian(figures["russian"])
     if not args.skip_locomo:
         if LOCOMO.exists():
-            stored = locomo_remember(args.conversations, progress=not args.quiet)
+            stored = locomo_remember(
+                args.conversations, progress=not args.quiet, turns_limit=args.turns
+            )
             figures["locomo"] = locomo(stored)
             print_locomo(figures["locomo"])
             if args.sweep:

@@ -114,6 +114,8 @@ class TableWrite(serializers.Serializer):
 
 class Stored(serializers.Serializer):
     note = serializers.UUIDField()
+    # Earlier notes this one replaced as the current value (they stay, as history).
+    supersedes = serializers.ListField(child=serializers.UUIDField(), required=False)
 
 
 class ModelError(serializers.Serializer):

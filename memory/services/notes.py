@@ -60,7 +60,7 @@ def note_create(
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
         _lend(earlier, own)
-    supersede(note, list(own))
+    note.replaced = supersede(note, list(own))  # type: ignore[attr-defined]
     return note
 
 

@@ -297,7 +297,7 @@ def _after_commit(
 
     answer: dict[str, Any] = {
         **frame("remember", run),
-        "stored": {"note": str(note.pk)},
+        "stored": _stored(note),
         **report.as_dict(),
         "model": model_block,
         "stores": stores,
@@ -322,6 +322,14 @@ def _after_commit(
         failures=failures,
     )
     return answer
+
+
+def _stored(note: Note) -> dict[str, Any]:
+    stored: dict[str, Any] = {"note": str(note.pk)}
+    replaced = getattr(note, "replaced", [])
+    if replaced:
+        stored["supersedes"] = [str(n.pk) for n in replaced]
+    return stored
 
 
 def _fill_stores(

@@ -27,8 +27,10 @@ def test_the_lemma_rule(old, new, expected):
 
 @pytest.mark.django_db
 def test_recall_answers_the_newest_as_current_and_names_the_older_as_history(bob_api):
-    bob_api.remember("Мой любимый цвет синий.")
-    bob_api.remember("Теперь мой любимый цвет зелёный.")
+    first = bob_api.remember("Мой любимый цвет синий.")
+    second = bob_api.remember("Теперь мой любимый цвет зелёный.")
+    assert "supersedes" not in first["stored"]
+    assert second["stored"]["supersedes"] == [first["stored"]["note"]]
     old = Note.objects.get(text="Мой любимый цвет синий.")
     new = Note.objects.get(text="Теперь мой любимый цвет зелёный.")
     assert old.superseded_by_id == new.pk and new.superseded_by_id is None

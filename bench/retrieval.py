@@ -238,29 +238,29 @@ def _p50_p95(values: list[float]) -> list[float]:
 
 
 SWEEP = [
-    {"ANSWER_MIN_COVERAGE": bar, "HYBRID_TERMS_WEIGHT": terms, "graph": graph}
+    {"ANSWER_MIN_COVERAGE": bar, "HYBRID_MEANING_WEIGHT": meaning, "graph": graph}
     for bar in (0.6, 0.75, 0.9)
-    for terms in (1.0, 2.0)
+    for meaning in (0.3, 1.0)
     for graph in (0.25, 0.5)
 ]
 
 
 def sweep(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The same stored turns recalled under other settings: the answer bar, the weight of the
-    terms list in level 4's fusion, the weight of the graph's candidates."""
+    meaning list in level 4's fusion, the weight of the graph's candidates."""
     from django.test import override_settings
 
     from memory import ladder
 
     rows = []
-    print("\nsweep: bar, terms weight, graph weight → @10 standard/deep, found standard/deep")
+    print("\nsweep: bar, meaning weight, graph weight → @10 standard/deep, found standard/deep")
     for point in SWEEP:
         previous = ladder.CANDIDATE_WEIGHTS[3]
         ladder.CANDIDATE_WEIGHTS[3] = point["graph"]
         try:
             with override_settings(
                 ANSWER_MIN_COVERAGE=point["ANSWER_MIN_COVERAGE"],
-                HYBRID_TERMS_WEIGHT=point["HYBRID_TERMS_WEIGHT"],
+                HYBRID_MEANING_WEIGHT=point["HYBRID_MEANING_WEIGHT"],
             ):
                 result = locomo(stored)
         finally:

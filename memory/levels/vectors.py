@@ -3,9 +3,9 @@
 Notes, summaries and object cards are searched by meaning, each against a relevance floor
 measured on our embedder (e5 similarities sit close together, so a floor taken from another
 model means nothing: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»);
-level 1's BM25 list over the notes comes along. The lists are merged by weighted reciprocal rank
-fusion into one ranked list (up to 10) where each item says its source, its similarity and its
-BM25 score. The scope is applied inside each store's query (``memory.scope``).
+level 1's BM25 list over the notes comes along. The lists are merged by score fusion (``fuse``)
+into one ranked list (up to 10) where each item says its source, its similarity and its BM25
+score. The scope is applied inside each store's query (``memory.scope``).
 
 The level answers when some item clears its bar — a similarity at or above its kind's floor, or
 a note holding the question past ``memory.relevance``'s bar; otherwise the list is returned as
@@ -21,7 +21,7 @@ from django.conf import settings
 from memory import relevance
 from memory import scope as scopes
 from memory.i18n import Text
-from memory.ladder import RRF_K, Kind, Outcome, ReportEntry
+from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
@@ -71,29 +71,43 @@ def _lexical(ctx: RecallContext) -> list[dict[str, Any]]:
     ]
 
 
-def fuse(lists: list[tuple[float, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """Weighted reciprocal rank fusion; one entry per item, its fields merged from every list."""
-    scores: dict[str, float] = {}
+def fuse(
+    lexical: list[dict[str, Any]], meaning: list[list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Score fusion, measured better than rank fusion here (bench/retrieval.py; PASSPORT.md
+    «Поиск»): BM25 divided by the best BM25, plus HYBRID_MEANING_WEIGHT times the similarity
+    scaled to 0…1 within its own list (best 1, the last read 0). One entry per item."""
+    fused: dict[str, float] = {}
     merged: dict[str, dict[str, Any]] = {}
-    for weight, ranked in lists:
-        for rank, item in enumerate(ranked, 1):
-            key = item["id"]
-            scores[key] = scores.get(key, 0.0) + weight / (RRF_K + rank)
-            seen = merged.setdefault(key, {})
-            answers = seen.get("answers", False) or item.get("answers", False)
-            seen.update({k: v for k, v in item.items() if k not in seen or v is not None})
-            seen["answers"] = answers
-    order = sorted(scores, key=lambda k: -scores[k])
-    return [{**merged[k], "fused": round(scores[k], 5)} for k in order]
+
+    def take(item: dict[str, Any], score: float) -> None:
+        key = item["id"]
+        fused[key] = fused.get(key, 0.0) + score
+        seen = merged.setdefault(key, {})
+        answers = seen.get("answers", False) or item.get("answers", False)
+        seen.update({k: v for k, v in item.items() if k not in seen or v is not None})
+        seen["answers"] = answers
+
+    best = max((i["bm25"] for i in lexical), default=0.0)
+    for item in lexical:
+        take(item, settings.HYBRID_TERMS_WEIGHT * (item["bm25"] / best if best > 0 else 0.0))
+    for ranked in meaning:
+        if not ranked:
+            continue
+        top, last = ranked[0]["similarity"], ranked[-1]["similarity"]
+        span = top - last
+        for item in ranked:
+            scaled = (item["similarity"] - last) / span if span > 0 else 1.0
+            take(item, settings.HYBRID_MEANING_WEIGHT * scaled)
+    order = sorted(fused, key=lambda k: -fused[k])
+    return [{**merged[k], "fused": round(fused[k], 5)} for k in order]
 
 
 def search(ctx: RecallContext) -> Outcome:
     report: list[ReportEntry] = []
     trace: list[dict[str, Any]] = []
-    lists: list[tuple[float, list[dict[str, Any]]]] = []
+    meaning: list[list[dict[str, Any]]] = []
     lexical = _lexical(ctx)
-    if lexical:
-        lists.append((settings.HYBRID_TERMS_WEIGHT, lexical))
     for kind in KINDS:
         try:
             hits = vectors().search(
@@ -137,9 +151,8 @@ def search(ctx: RecallContext) -> Outcome:
                 note=note,
             )
         )
-        if hits:
-            lists.append((settings.HYBRID_MEANING_WEIGHT, [_item(kind, h) for h in hits]))
-    ranked = fuse(lists)[:RETURNED]
+        meaning.append([_item(kind, h) for h in hits])
+    ranked = fuse(lexical, meaning)[:RETURNED]
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:
         report.append(

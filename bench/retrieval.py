@@ -75,15 +75,14 @@ def recall(caller: Any, text: str, depth: str, scope: list[dict[str, Any]] | Non
 
 def returned_notes(answer: dict[str, Any]) -> list[str]:
     """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates."""
+    from memory.stores.graph_types import note_of_chunk
+
     data = answer["answer"].get("data") or {}
     out: list[str] = []
     for item in data.get("notes", []) + data.get("hits", []):
         if item.get("note"):
             out.append(str(item["note"]))
-    for chunk in data.get("chunks", []):
-        source = str(chunk.get("source", ""))
-        if source.startswith("note-"):
-            out.append(source[len("note-") :])
+    out += [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
     out += [str(item["note"]) for item in data.get("candidates", []) if item.get("note")]
     return list(dict.fromkeys(out))
 

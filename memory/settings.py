@@ -269,6 +269,9 @@ LIGHTRAG_URLS: dict[str, str] = env.json("LIGHTRAG_URLS", {})
 LIGHTRAG_API_KEY = env.str("LIGHTRAG_API_KEY", "")
 # Seconds the graph (in-process LightRAG or a LightRAG server) has for one query or write.
 GRAPH_TIMEOUT = env.float("GRAPH_TIMEOUT", 30.0)
+# Seconds a write waits for a LightRAG server whose pipeline is busy (HTTP 409) before the
+# outbox keeps it for a later retry; busy is a passing state, never a reason to give up.
+GRAPH_BUSY_WAIT = env.float("GRAPH_BUSY_WAIT", 10.0)
 GRAPH_COSINE_THRESHOLD = env.float("GRAPH_COSINE_THRESHOLD", 0.2)
 # Objects: a filesystem folder by default, an S3-compatible bucket with OBJECTS_BACKEND=s3.
 OBJECTS_BACKEND = env.str(

@@ -22,6 +22,7 @@ from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
 from memory.models import Note
 from memory.stores.graph import QUERY_MODE, graph
+from memory.stores.graph_types import note_of_chunk
 
 MAX_SOURCES = 5
 
@@ -60,12 +61,12 @@ def _current_in_scope(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The chunks whose note holds where and when asked and was not replaced by a newer one
     (the graph answers with current facts), and the dimensions left unknown by the best."""
-    sources = [str(c.get("source", "")) for c in chunks]
-    ids = [s[len("note-") :] for s in sources if s.startswith("note-")]
+    sources = [note_of_chunk(c.get("source")) for c in chunks]
+    ids = [s for s in sources if s]
     notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
     kept: list[dict[str, Any]] = []
     for chunk, source in zip(chunks, sources, strict=True):
-        note = notes.get(source[len("note-") :]) if source.startswith("note-") else None
+        note = notes.get(source) if source else None
         if note is None:
             if not ctx.scope:  # a source that is not a note has no scope: unknown where
                 kept.append(chunk)
@@ -80,8 +81,7 @@ def _current_in_scope(
 
 def _chunk_items(ctx: RecallContext, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The graph's source chunks that are notes, as candidates (the notes themselves)."""
-    sources = [str(c.get("source", "")) for c in chunks]
-    ids = [s[len("note-") :] for s in sources if s.startswith("note-")]
+    ids = [s for s in (note_of_chunk(c.get("source")) for c in chunks) if s]
     notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
     return [
         {

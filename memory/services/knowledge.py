@@ -18,6 +18,7 @@ from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.stores import outbox
 from memory.stores.graph import Chunk, Entity, Relation
+from memory.stores.graph_types import note_chunk_id
 from memory.stores.vectors import VectorItem
 
 ARCHITECT = "архитектор"
@@ -72,7 +73,7 @@ def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[O
 def note_graph(*, note: Note, run: Run | None) -> list[OutboxItem]:
     """The things the note names, linked to it, as one graph insert (none when it names none)."""
     named = note_entities(note)
-    chunk = Chunk(id=f"note-{note.pk}", content=note.text)
+    chunk = Chunk(id=note_chunk_id(note.pk), content=note.text)
     entities = [
         Entity(
             name=e["name"],

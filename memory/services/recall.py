@@ -12,6 +12,7 @@ from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.runs import run_close
+from memory.stores.graph_types import note_of_chunk
 
 log = logging.getLogger(__name__)
 
@@ -134,11 +135,7 @@ def _answer_ids(data: Any) -> set[str]:
         return set()
     items = data.get("notes", []) + data.get("hits", [])
     ids = {str(i.get("note") or i.get("id")) for i in items}
-    ids |= {
-        str(c.get("source", ""))[len("note-") :]
-        for c in data.get("chunks", [])
-        if str(c.get("source", "")).startswith("note-")
-    }
+    ids |= {n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n}
     return ids
 
 

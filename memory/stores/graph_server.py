@@ -14,6 +14,7 @@ keyword lists — zero model calls; a "failure" status with HTTP 200 means nothi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,6 +53,20 @@ class LightRagServer:
         )
 
     def _post(self, base: str, path: str, body: dict[str, Any]) -> httpx.Response:
+        deadline = time.monotonic() + settings.GRAPH_BUSY_WAIT
+        while True:
+            response = self._post_once(base, path, body)
+            if not _busy(response) or time.monotonic() >= deadline:
+                break
+            time.sleep(0.25)  # the server finishes a text insert in its own time
+        if _busy(response):
+            raise GraphUnavailable(  # busy passes: the outbox keeps the write and retries it
+                f"LightRAG server {base}{path}: busy for {settings.GRAPH_BUSY_WAIT:g} s: "
+                f"HTTP 409: {response.text[:300]}"
+            )
+        return response
+
+    def _post_once(self, base: str, path: str, body: dict[str, Any]) -> httpx.Response:
         try:
             response = httpx.post(
                 f"{base}{path}",
@@ -150,3 +165,8 @@ class LightRagServer:
             raise GraphUnavailable(
                 f"LightRAG /query/data answered out of form: {error}", retryable=False
             ) from error
+
+
+def _busy(response: httpx.Response) -> bool:
+    """The server's pipeline is working on another insert (lightrag-hku answers 409 "busy")."""
+    return response.status_code == 409 and "busy" in response.text.lower()

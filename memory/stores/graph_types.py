@@ -5,6 +5,7 @@ here, so none of them imports another."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +22,26 @@ class GraphUnavailable(MemoryServiceError):
     code = "graph_unavailable"
     status = 503
     retryable = True
+
+
+NOTE_CHUNK_PREFIX = "note-"
+
+
+def note_chunk_id(note_id: Any) -> str:
+    """The name a note's chunk carries in the graph (LightRAG keeps it as the file path)."""
+    return f"{NOTE_CHUNK_PREFIX}{note_id}"
+
+
+def note_of_chunk(source: Any) -> str | None:
+    """The note id a chunk's source names, or None for a source that is not a note (a run, a
+    phrase, a document sent to a server by someone else, a mangled name)."""
+    text = str(source or "")
+    if not text.startswith(NOTE_CHUNK_PREFIX):
+        return None
+    try:
+        return str(uuid.UUID(text[len(NOTE_CHUNK_PREFIX) :]))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

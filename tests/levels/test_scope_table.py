@@ -17,6 +17,7 @@ from memory.levels import tables as tables_level
 from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
 from memory.models import Note
+from memory.stores.graph_types import note_of_chunk
 
 FACT = "Моя дочь Вера учится играть на виолончели."
 QUESTIONS = {
@@ -47,11 +48,7 @@ def _ids(outcome) -> set[str]:
     data = outcome.data or {}
     items = data.get("notes", []) + data.get("hits", []) + outcome.candidates
     found = {str(i.get("note")) for i in items if i.get("note")}
-    found |= {
-        str(c["source"])[len("note-") :]
-        for c in data.get("chunks", [])
-        if str(c.get("source", "")).startswith("note-")
-    }
+    found |= {n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n}
     return found
 
 

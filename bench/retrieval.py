@@ -285,7 +285,7 @@ def russian(limit: int | None = None) -> dict[str, Any]:
     corpus = json.loads(RUSSIAN.read_text())
     caller = _caller("ru-set")
     ids = {f["id"]: remember(caller, f["text"], f.get("scope") or None) for f in corpus["facts"]}
-    cases = corpus["cases"][:limit]
+    cases = _spread(corpus["cases"], limit)
     results: dict[str, dict[str, Counter]] = {d: defaultdict(Counter) for d in DEPTHS}
     for case in cases:
         expect = {ids[f] for f in case.get("expect", [])}
@@ -333,6 +333,23 @@ def russian(limit: int | None = None) -> dict[str, Any]:
         }
         summary[depth] = per_kind
     return summary
+
+
+def _spread(cases: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """All cases, or ``limit`` of them taken from every kind in turn (a slice that still has
+    paraphrases, distractors, superseded, scoped and unanswerable questions)."""
+    if limit is None or limit >= len(cases):
+        return cases
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in cases:
+        by_kind[case["kind"]].append(case)
+    queues = [list(reversed(v)) for _, v in sorted(by_kind.items())]
+    chosen: list[dict[str, Any]] = []
+    while len(chosen) < limit:
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop())
+    return chosen
 
 
 def _ratio(a: int, b: int) -> float | None:

@@ -18,8 +18,24 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db.models import Avg, Count, F
 
+from memory import language
 from memory.ladder import Kind
 from memory.models import Architect, Note, NoteKeyword
+
+# Words that ask for the past values, not only the current one.
+HISTORY = frozenset(
+    language.lemma(w) or w
+    for w in (
+        "раньше", "ранее", "прежде", "прежний", "прошлый", "бывший", "история", "изначально",
+        "before", "previously", "former", "earlier", "history",
+    )
+)  # fmt: skip
+
+
+def asks_history(question: str) -> bool:
+    """Does the question ask what was, not only what is? (The graph then keeps relations no
+    longer valid, marked as history; level 1 always shows history after the current value.)"""
+    return any((language.lemma(w) or w.lower()) in HISTORY for w in language.words(question))
 
 
 @dataclass(frozen=True)
@@ -37,7 +53,8 @@ class TermWeights:
 
     def coverage(self, asked: Sequence[str], held: Iterable[str]) -> float:
         """The rarity-weighted share of ``asked`` that ``held`` contains, 0…1."""
-        asked = list(dict.fromkeys(asked))
+        # Words that ask for the past frame the question; they are not what it asks about.
+        asked = [t for t in dict.fromkeys(asked) if t not in HISTORY]
         total = sum(self.idf(t) for t in asked)
         if total <= 0:
             return 0.0

@@ -38,6 +38,14 @@ _WEAK = Text(
 _MATCHED = Text(ru="совпали сущности: {names}", en="matched entities: {names}")
 _FOUND = Text(ru="Найдено в графе знаний:", en="Found in the knowledge graph:")
 _SOURCES = Text(ru="Источники:", en="Sources:")
+_OLD = Text(ru="заменено более новым (история)", en="replaced by a newer one (history)")
+_UNTIL = Text(ru="история: верно до {date}", en="history: held until {date}")
+
+
+def _until(ctx: RecallContext, relation: dict[str, Any]) -> str:
+    if relation.get("current", True) or not relation.get("valid_to"):
+        return ""
+    return f" — {_UNTIL(ctx.lang, date=relation['valid_to'][:10])}"
 
 
 def keywords(ctx: RecallContext) -> tuple[list[str], list[str]]:
@@ -57,10 +65,11 @@ def _chunk_lemmas(chunks: list[dict[str, Any]]) -> set[str]:
 
 
 def _current_in_scope(
-    ctx: RecallContext, chunks: list[dict[str, Any]]
+    ctx: RecallContext, chunks: list[dict[str, Any]], history: bool = False
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The chunks whose note holds where and when asked and was not replaced by a newer one
-    (the graph answers with current facts), and the dimensions left unknown by the best."""
+    (the graph answers with current facts; with ``history`` the replaced ones too, marked),
+    and the dimensions left unknown by the best."""
     sources = [note_of_chunk(c.get("source")) for c in chunks]
     ids = [s for s in sources if s]
     notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
@@ -71,12 +80,47 @@ def _current_in_scope(
             if not ctx.scope:  # a source that is not a note has no scope: unknown where
                 kept.append(chunk)
             continue
-        if note.superseded_by_id is None and scopes.fits(note.scope, ctx.scope):
+        current = note.superseded_by_id is None
+        if (current or history) and scopes.fits(note.scope, ctx.scope):
             # (a note's scope as kept; scope_missing names what the question leaves open)
-            kept.append({**chunk, "scope": note.scope})
-    kept.sort(key=lambda c: bool(scopes.unknown(c.get("scope") or [], ctx.scope)))
+            kept.append({**chunk, "scope": note.scope, "current": current})
+    kept.sort(
+        key=lambda c: (
+            c.get("current") is False,
+            bool(scopes.unknown(c.get("scope") or [], ctx.scope)),
+        )
+    )
     unknown = scopes.unknown(kept[0].get("scope") or [], ctx.scope) if kept else []
     return kept, unknown
+
+
+def _valid_relations(
+    ctx: RecallContext, relations: list[dict[str, Any]], history: bool
+) -> list[dict[str, Any]]:
+    """Each relation with its validity interval, read from the notes it was told in: valid from
+    the first of them, until the last was replaced by a newer note (open while any is current).
+    A relation no longer valid is history: kept only when the question asks for history."""
+    told = {r_id: [n for n in map(note_of_chunk, r.get("sources", [])) if n] for r_id, r in
+            enumerate(relations)}  # fmt: skip
+    ids = {n for found in told.values() for n in found}
+    notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
+    out: list[dict[str, Any]] = []
+    for r_id, relation in enumerate(relations):
+        own = [notes[n] for n in told[r_id] if n in notes]
+        ended = bool(own) and all(n.superseded_by_id is not None for n in own)
+        valid_to = max(n.superseded_at for n in own if n.superseded_at) if ended else None
+        if ended and not history:
+            continue
+        out.append(
+            {
+                **relation,
+                "valid_from": min(n.created_at for n in own).isoformat() if own else None,
+                "valid_to": valid_to.isoformat() if valid_to else None,
+                "current": not ended,
+            }
+        )
+    out.sort(key=lambda r: not r["current"])
+    return out
 
 
 def _chunk_items(ctx: RecallContext, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -138,10 +182,15 @@ def search(ctx: RecallContext) -> Outcome:
         return Outcome(found=False, report=[entry], trace=trace)
 
     names = {e["name"] for e in matched}
-    relations = [r for r in context.relations if r["source"] in names or r["target"] in names]
+    history = relevance.asks_history(ctx.text)
+    relations = _valid_relations(
+        ctx,
+        [r for r in context.relations if r["source"] in names or r["target"] in names],
+        history,
+    )
     matched_lemmas = {lemma for e in matched for lemma in _lemmas(e["name"])}
     chunks, unknown = _current_in_scope(
-        ctx, [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas]
+        ctx, [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas], history
     )
     chunks = chunks[:MAX_SOURCES]
     covered = matched_lemmas | {
@@ -168,10 +217,15 @@ def search(ctx: RecallContext) -> Outcome:
     missing = scope_missing([c.get("scope") or [] for c in chunks], ctx, unknown=unknown)
     kind: Kind = "parameter_dependent" if missing else relevance.kind_for(coverage)
     lines = [m["why"] for m in missing] + [_FOUND(ctx.lang)]
-    lines += [f"- {r['source']} → {r['target']}: {r['description']}" for r in relations]
+    lines += [
+        f"- {r['source']} → {r['target']}: {r['description']}{_until(ctx, r)}" for r in relations
+    ]
     if chunks:
         lines.append(_SOURCES(ctx.lang))
-        lines += [f"- «{c['content'][:300]}»" for c in chunks]
+        lines += [
+            f"- «{c['content'][:300]}»{'' if c.get('current', True) else ' — ' + _OLD(ctx.lang)}"
+            for c in chunks
+        ]
     entry = ReportEntry(
         3,
         "graph",

@@ -25,6 +25,7 @@ class GraphUnavailable(MemoryServiceError):
 
 
 NOTE_CHUNK_PREFIX = "note-"
+FIELD_SEP = "<SEP>"  # how LightRAG joins the sources of a merged entity or relation
 
 
 def note_chunk_id(note_id: Any) -> str:
@@ -104,6 +105,8 @@ def context_from(result: dict[str, Any]) -> GraphContext:
                 "target": r.get("tgt_id", ""),
                 "description": r.get("description", ""),
                 "keywords": r.get("keywords", ""),
+                # The chunks the relation was told in (merged relations keep every one).
+                "sources": [s for s in str(r.get("file_path") or "").split(FIELD_SEP) if s],
             }
             for r in data.get("relationships") or []
         ],

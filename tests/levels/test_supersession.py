@@ -52,3 +52,63 @@ def test_a_value_in_another_scope_is_not_replaced(bob_api):
     bob_api.remember("Номер такси 111-22-33.", scope=[{"kind": "geo", "place": "Madrid"}])
     bob_api.remember("Номер такси 444-55-66.", scope=[{"kind": "geo", "place": "Berlin"}])
     assert not Note.objects.filter(superseded_by__isnull=False).exists()
+
+
+@pytest.mark.django_db
+def test_the_graph_keeps_a_replaced_relation_as_history_with_its_validity_interval(bob_api, bob):
+    """The relations below are what the remember turn's model parse sends for each note (the
+    fake model is not needed to see how level 3 reads them): linked to the note they were told in."""
+    from memory import language
+    from memory.levels import graph as graph_level
+    from memory.levels.context import RecallContext
+    from memory.stores.graph import Chunk, Entity, Relation, graph
+    from memory.stores.graph_types import note_chunk_id
+
+    told = [
+        ("Брат Антон работает хирургом в областной больнице.", "Областная больница"),
+        ("Теперь брат Антон работает хирургом в частной клинике.", "Частная клиника"),
+    ]
+    notes = []
+    for text, place in told:
+        bob_api.remember(text)
+        note = Note.objects.get(text=text)
+        notes.append(note)
+        chunk = note_chunk_id(note.pk)
+        graph().insert(
+            architect_id=bob.pk,
+            chunks=[Chunk(id=chunk, content=text)],
+            entities=[Entity("Антон", "person", text, chunk), Entity(place, "place", text, chunk)],
+            relations=[Relation("Антон", place, "работает хирургом", "работа", chunk)],
+        )
+    old, new = notes[0], notes[1]
+    old.refresh_from_db()
+    assert old.superseded_by_id == new.pk  # the lemma rule saw the change
+
+    def ask(question: str):
+        ctx = RecallContext(
+            architect=bob,
+            text=question,
+            keywords=language.keywords(question),
+            scope=[],
+            lang="ru",
+        )
+        return graph_level.search(ctx)
+
+    now = ask("Где работает хирургом брат Антон?")
+    assert now.found, now.report
+    targets = {r["target"]: r for r in now.data["relations"]}
+    assert "Частная клиника" in targets and "Областная больница" not in targets
+    assert targets["Частная клиника"]["current"] is True
+    assert targets["Частная клиника"]["valid_to"] is None
+    assert [c["current"] for c in now.data["chunks"]] == [True]
+
+    before = ask("Где раньше работал хирургом брат Антон?")
+    assert before.found, before.report
+    targets = {r["target"]: r for r in before.data["relations"]}
+    assert targets["Частная клиника"]["current"] is True
+    past = targets["Областная больница"]
+    assert past["current"] is False
+    assert past["valid_from"] == old.created_at.isoformat()
+    assert past["valid_to"] == old.superseded_at.isoformat()
+    assert before.data["relations"][0]["target"] == "Частная клиника"  # current first
+    assert "история" in before.text and "верно до" in before.text

@@ -18,8 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError, validate_call
 
+from memory import scope as scopes
 from memory.errors import MemoryServiceError
-from memory.models import Architect, Run, ShapeEntry, ToolCall
+from memory.models import Architect, Note, Run, ShapeEntry, ToolCall
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.shape.claims import Claim
@@ -163,11 +164,53 @@ def read_table(
         )
         return {"table": "root", "values": selectors.root_values(scope.architect, kinds)}
     entry = shape_tools.table_entry(scope.architect, table)
-    return {
-        "table": entry.label,
-        "name": entry.table,
-        "rows": selectors.table_rows(scope.architect, entry),
+    asked = _asked_scope(scope)
+    rows = selectors.table_rows(scope.architect, entry)
+    written_in = _row_scopes(scope.architect, rows)
+    kept = []
+    for row in rows:
+        stored = written_in.get(row["row"], [])
+        if not scopes.fits(stored, asked):  # the one scope rule, as on every level
+            continue
+        row = {**row, "scope": stored}
+        if unknown := scopes.unknown(stored, asked):
+            row["scope_unknown"] = unknown  # may hold where asked, or not: parameter-dependent
+        if missing := scopes.missing([stored], asked):
+            row["scope_missing"] = missing  # holds only where/when the question did not say
+        kept.append(row)
+    out: dict[str, Any] = {"table": entry.label, "name": entry.table, "rows": kept}
+    if asked:
+        out["asked_scope"] = asked
+        out["rows_out_of_scope"] = len(rows) - len(kept)
+    return out
+
+
+def _asked_scope(scope: Scope) -> list[dict[str, Any]]:
+    """The scope of the request the tools serve (kept on its run from the start)."""
+    if scope.run is None:
+        return []
+    return list((scope.run.params or {}).get("scope") or [])
+
+
+def _row_scopes(
+    architect: Architect, rows: list[dict[str, Any]]
+) -> dict[int, list[dict[str, Any]]]:
+    """Each row's scope: the scope of the remember whose run wrote its value (the cell's basis
+    names the run; the run's note keeps the request's scope). A row no remember wrote, or whose
+    run kept no note, has none: unknown where, never everywhere."""
+    run_of_row = {
+        r["row"]: r["basis"]["run"]
+        for r in rows
+        if isinstance(r.get("basis"), dict) and r["basis"].get("run")
     }
+    noted: dict[str, list[dict[str, Any]]] = {}
+    for run_id, note_scope in (
+        Note.objects.filter(architect=architect, run_id__in=set(run_of_row.values()))
+        .order_by("created_at")
+        .values_list("run_id", "scope")
+    ):
+        noted.setdefault(str(run_id), note_scope or [])
+    return {row: noted.get(str(run_id), []) for row, run_id in run_of_row.items()}
 
 
 def ask_graph(
@@ -182,7 +225,7 @@ def ask_graph(
         architect=scope.architect,
         text=question,
         keywords=language.keywords(question),
-        scope=[],
+        scope=_asked_scope(scope),  # the graph answers by the request's scope, as level 3 does
         lang="ru",
     )
     outcome = graph_level.search(ctx)

@@ -56,6 +56,7 @@ def open_run(verb: Verb, parsed: Parsed, caller: Caller) -> Run:
         text=parsed.get("text", ""),
         caller=caller.name,
         channel=caller.channel,
+        scope=parsed.get("scope") or [],
     )
 
 

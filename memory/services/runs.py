@@ -55,7 +55,18 @@ def owner_alive(tag: str) -> bool | None:
     return _start_ticks(int(pid_text)) == start
 
 
-def run_open(*, architect: Architect, verb: str, text: str, caller: str, channel: str) -> Run:
+def run_open(
+    *,
+    architect: Architect,
+    verb: str,
+    text: str,
+    caller: str,
+    channel: str,
+    scope: list[dict[str, Any]] | None = None,
+) -> Run:
+    """``scope`` is the request's, kept in ``params`` from the start: the model's tools read
+    it there (a recall's tables answer by the same scope rule as every level) until the close
+    writes the full parameter record."""
     return Run.objects.create(
         architect=architect,
         verb=verb,
@@ -63,6 +74,7 @@ def run_open(*, architect: Architect, verb: str, text: str, caller: str, channel
         caller=caller,
         channel=channel,
         owner=process_tag(),
+        params={"scope": list(scope or [])},
     )
 
 

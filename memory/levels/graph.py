@@ -11,6 +11,7 @@ A level that always answered would make the levels above it unreachable.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memory import language, ner, relevance
@@ -58,10 +59,6 @@ def keywords(ctx: RecallContext) -> tuple[list[str], list[str]]:
 
 def _lemmas(text: str) -> set[str]:
     return set(language.keywords(text))
-
-
-def _chunk_lemmas(chunks: list[dict[str, Any]]) -> set[str]:
-    return {lemma for c in chunks for lemma in _lemmas(c["content"])}
 
 
 def _current_in_scope(
@@ -121,6 +118,28 @@ def _valid_relations(
         )
     out.sort(key=lambda r: not r["current"])
     return out
+
+
+_JOINS = re.compile(r"\s+(?:и|а также|and|as well as)\s+|[;,]", re.IGNORECASE)
+
+
+def _coverage(ctx: RecallContext, chunks: list[dict[str, Any]], linked: set[str]) -> float:
+    """How well the graph's sources hold the question, by the one bar of ``memory.relevance``.
+
+    Each part of the question (parts are joined by «и», "and", a comma) must be held by ONE
+    source together with the relations: the graph may join notes about two things asked
+    together («Где работает Антон и на чём играет Вера?»), but never splits one part across
+    unrelated notes — «телефон прораба в Дубае» is not answered by a foreman's phone in Kazan
+    plus a note that names Dubai."""
+    weights = ctx.weights()
+    parts = [p for p in (language.keywords(piece) for piece in _JOINS.split(ctx.text)) if p]
+    parts = parts or [list(ctx.keywords)]
+    held = [_lemmas(c["content"]) for c in chunks] or [set()]
+    mass = [sum(weights.idf(t) for t in set(p) - relevance.FRAME) for p in parts]
+    if sum(mass) <= 0:
+        return 0.0
+    best = [max(weights.coverage(p, h | linked) for h in held) for p in parts]
+    return sum(b * m for b, m in zip(best, mass, strict=True)) / sum(mass)
 
 
 def _chunk_items(ctx: RecallContext, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -193,15 +212,14 @@ def search(ctx: RecallContext) -> Outcome:
         ctx, [c for c in context.chunks if _lemmas(c["content"]) & matched_lemmas], history
     )
     chunks = chunks[:MAX_SOURCES]
-    covered = matched_lemmas | {
+    linked = {  # what the graph's relations say; the notes each say their own part
         lemma
         for r in relations
         for lemma in _lemmas(f"{r['source']} {r['target']} {r['description']} {r['keywords']}")
     }
     if ctx.scope:  # a scoped question is answered from the sources that hold there only
-        relations = []
-        covered = {lemma for lemma in matched_lemmas if lemma in _chunk_lemmas(chunks)}
-    coverage = ctx.weights().coverage(ctx.keywords, covered | _chunk_lemmas(chunks))
+        relations, linked = [], set()
+    coverage = _coverage(ctx, chunks, linked)
     trace.append({"level": 3, "event": "coverage", "coverage": round(coverage, 3)})
     if not relevance.answers(coverage):
         entry = ReportEntry(

@@ -196,7 +196,9 @@ def search(ctx: RecallContext) -> Outcome:
 
 
 def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
-    """Notes replaced by a newer one are history: marked, and never the first answer."""
+    """Notes replaced by a newer one are history: marked, never the first answer, and the note
+    that holds now goes right before them (fetched when the search did not bring it): the newer
+    note is about the same thing, so it answers as far as the older one did."""
     ids = [i["note"] for i in ranked if i.get("note")]
     replaced = dict(
         Note.objects.filter(
@@ -208,6 +210,53 @@ def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
             by = replaced.get(Note._meta.pk.to_python(item["note"]))
             item["current"] = by is None
             item["superseded_by"] = str(by) if by else None
+    if not replaced:
+        return
+    placed = {str(i["note"]) for i in ranked if i.get("note") and i["current"]}
+    position = 0
+    while position < len(ranked):
+        item = ranked[position]
+        if item.get("current", True) or not item.get("note"):
+            position += 1
+            continue
+        now = _holding_now(ctx, item["superseded_by"])
+        if now is not None and str(now.pk) in placed:  # already ranked: move it up
+            index = next(i for i, r in enumerate(ranked) if str(r.get("note")) == str(now.pk))
+            if index > position:
+                moved = ranked.pop(index)
+                moved["answers"] = moved["answers"] or item["answers"]
+                ranked.insert(position, moved)
+                position += 1
+        elif now is not None and scopes.fits(now.scope, ctx.scope):
+            ranked.insert(
+                position,
+                {
+                    "id": f"notes:{now.pk}",
+                    "note": str(now.pk),
+                    "text": now.text,
+                    "scope": now.scope,
+                    "created_at": now.created_at.isoformat(),
+                    "source": "notes",
+                    "answers": item["answers"],
+                    "current": True,
+                    "superseded_by": None,
+                    "replaces": item["note"],
+                },
+            )
+            placed.add(str(now.pk))
+            position += 1
+        position += 1
+
+
+def _holding_now(ctx: RecallContext, note_id: str | None) -> Note | None:
+    """The end of a supersession chain: the note that holds now."""
+    seen: set[str] = set()
+    note = None
+    while note_id and note_id not in seen:
+        seen.add(note_id)
+        note = Note.objects.filter(architect=ctx.architect, pk=note_id).first()
+        note_id = str(note.superseded_by_id) if note and note.superseded_by_id else None
+    return note
 
 
 def _as_notes(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -22,18 +22,15 @@ from typing import Any
 from django.db.models import Count
 from django.utils import timezone
 
-from memory import language
+from memory import relevance
 from memory.models import Note, NoteKeyword
 
 MIN_SHARED = 2
 MAX_OLD_VALUE = 2
 MAX_NEW_VALUE = 3
 SEARCHED = 20
-# Words that announce a change rather than carry the value.
-MARKERS = frozenset(
-    language.lemma(w) or w
-    for w in ("теперь", "сейчас", "новый", "больше", "уже", "now", "new", "anymore", "longer")
-)
+# Words that announce a change rather than carry the value (one list, in memory.relevance).
+MARKERS = relevance.CURRENT
 
 
 def _same_scope(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> bool:

@@ -112,3 +112,27 @@ def test_the_graph_keeps_a_replaced_relation_as_history_with_its_validity_interv
     assert past["valid_to"] == old.superseded_at.isoformat()
     assert before.data["relations"][0]["target"] == "Частная клиника"  # current first
     assert "история" in before.text and "верно до" in before.text
+
+
+@pytest.mark.django_db
+def test_level_4_puts_the_value_that_holds_now_before_a_replaced_one_it_found(bob_api, bob):
+    from memory import language
+    from memory.levels import vectors as vectors_level
+    from memory.levels.context import RecallContext
+
+    bob_api.remember("Код от сейфа в мастерской — 3391.")
+    bob_api.remember("Новый код от сейфа в мастерской — 8820.")
+    bob_api.remember("Теперь код от сейфа в мастерской — 5150.")
+    old, middle, new = Note.objects.order_by("created_at")
+    assert middle.superseded_by_id == new.pk
+    question = "Какой код от сейфа?"
+    ctx = RecallContext(
+        architect=bob, text=question, keywords=language.keywords(question), scope=[], lang="ru"
+    )
+    # What the search brought: only the oldest value, similar enough to answer.
+    ranked = [{"id": f"notes:{old.pk}", "note": str(old.pk), "text": old.text, "answers": True}]
+    vectors_level._mark_current(ranked, ctx)
+    assert [r["note"] for r in ranked] == [str(new.pk), str(old.pk)]  # the end of the chain
+    assert ranked[0]["current"] is True and ranked[0]["answers"] is True
+    assert ranked[0]["replaces"] == str(old.pk)
+    assert ranked[1]["current"] is False

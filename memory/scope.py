@@ -95,3 +95,18 @@ def asked_places(asked: Sequence[dict[str, Any]]) -> list[str] | None:
     """The place keys a statement bound on geo must have one of, or None when any may fit."""
     wanted = places(asked)
     return wanted or None
+
+
+def span(scope: Sequence[dict[str, Any]]) -> tuple[date, date] | None:
+    """The days a statement's calendar records cover, from the first to the last (what a store
+    indexes), or None when it is not bound on the calendar. A coarse envelope: ``fits`` decides."""
+    days = [_interval(r) for r in records(scope, "calendar")]
+    if not days:
+        return None
+    return min(d[0] for d in days), max(d[1] for d in days)
+
+
+def flat_places(scope: Sequence[dict[str, Any]]) -> str:
+    """The place keys as one text a SQL ``LIKE`` can test: "|madrid|sevilla|", or "" unbound."""
+    keys = places(scope)
+    return f"|{'|'.join(keys)}|" if keys else ""

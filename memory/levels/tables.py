@@ -34,7 +34,7 @@ from memory.shape.physical import ROOT_TABLE
 
 LABEL_MIN_SHARE = 0.5  # a label is named when half of its own words are in the question
 MAX_RETURNED = 10
-SEARCHED = 40  # ranked notes read before the scope is applied
+SEARCHED = 40  # ranked notes read (already narrowed to the scope by the query)
 MAX_ROWS = 50
 
 _NO_WORDS = Text(
@@ -274,10 +274,19 @@ class _Notes:
     trace: dict[str, Any]
 
 
+def _outside_scope(ctx: RecallContext, weights: Any) -> bool:
+    """Would the words find a note if the scope were not asked? (Says why nothing was found.)"""
+    return bool(notes_search(architect=ctx.architect, terms=ctx.keywords, weights=weights, limit=1))
+
+
 def _notes(ctx: RecallContext) -> _Notes:
     weights = ctx.weights()
     hits = notes_search(
-        architect=ctx.architect, terms=ctx.keywords, weights=weights, limit=SEARCHED
+        architect=ctx.architect,
+        terms=ctx.keywords,
+        weights=weights,
+        limit=SEARCHED,
+        scope=ctx.scope,  # narrowed inside the query; ``fits`` below has the last word
     )
     fitting = [h for h in hits if scopes.fits(h.note.scope, ctx.scope)]
     shown = fitting[:MAX_RETURNED]
@@ -306,7 +315,7 @@ def _notes(ctx: RecallContext) -> _Notes:
     }
     words = ", ".join(ctx.keywords)
     if not answering:
-        if hits and not fitting:
+        if not fitting and ctx.scope and (hits or _outside_scope(ctx, weights)):
             note = _OUT_OF_SCOPE(ctx.lang)
         elif fitting:
             note = _WEAK(ctx.lang, words=words)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import models
 from django.utils import timezone
@@ -34,6 +35,11 @@ class Note(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
     superseded_at = models.DateTimeField(null=True, blank=True)
+    # The scope as level 1's SQL query filters it (memory.scope.flat_places / span), kept in
+    # step with ``scope`` on every save; ``scope`` itself stays the record and has the last word.
+    places = models.TextField(blank=True, default="")
+    scope_start = models.DateField(null=True, blank=True)
+    scope_end = models.DateField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -43,6 +49,16 @@ class Note(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from memory import scope as scopes
+
+        self.places = scopes.flat_places(self.scope or [])
+        self.scope_start, self.scope_end = scopes.span(self.scope or []) or (None, None)
+        fields = kwargs.get("update_fields")
+        if fields is not None and "scope" in fields:
+            kwargs["update_fields"] = {*fields, "places", "scope_start", "scope_end"}
+        super().save(*args, **kwargs)
 
 
 class NoteKeyword(models.Model):

@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from memory import language
+from memory import scope as scopes
 from memory.models import Architect, Note, NoteKeyword, Run
 from memory.relevance import TermWeights
 from memory.services.supersede import supersede
@@ -175,11 +176,32 @@ class NoteHit:
     near: list[str] = field(default_factory=list)  # question terms only in its neighbours
 
 
+def _scope_where(asked: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+    """The request's scope as this store's SQL: a note unbound on a dimension the question
+    names may fit (unknown, not excluded); one bound there must share a place key, or its days
+    must meet the asked days. Coarse by design — ``memory.scope.fits`` has the last word."""
+    sql, params = "", []
+    wanted = scopes.asked_places(asked)
+    if wanted:
+        sql += " AND (n.places = ''" + " OR n.places LIKE %s" * len(wanted) + ")"
+        params += [f"%|{place}|%" for place in wanted]
+    days = scopes.span(asked)
+    if days:
+        sql += " AND (n.scope_start IS NULL OR (n.scope_start <= %s AND n.scope_end >= %s))"
+        params += [days[1], days[0]]
+    return sql, params
+
+
 def notes_search(
-    *, architect: Architect, terms: Sequence[str], weights: TermWeights, limit: int = 30
+    *,
+    architect: Architect,
+    terms: Sequence[str],
+    weights: TermWeights,
+    limit: int = 30,
+    scope: Sequence[dict[str, Any]] = (),
 ) -> list[NoteHit]:
     """Notes ranked by BM25 over their own and (weighted lower) their neighbours' terms,
-    best first, newer first on a tie."""
+    best first, newer first on a tie; only notes that may hold where and when asked."""
     asked = list(dict.fromkeys(terms))
     if not asked or not weights.notes:
         return []
@@ -188,6 +210,7 @@ def notes_search(
     values = ", ".join(["(%s, CAST(%s AS DOUBLE PRECISION))"] * len(asked))
     params: list[Any] = [x for t in asked for x in (t, weights.idf(t))]
     postings, notes = NoteKeyword._meta.db_table, Note._meta.db_table
+    where, where_params = _scope_where(scope)
     sql = f"""
         WITH q(lemma, idf) AS (VALUES {values})
         SELECT k.note_id,
@@ -198,12 +221,13 @@ def notes_search(
         FROM {postings} k
         JOIN q ON q.lemma = k.lemma
         JOIN {notes} n ON n.id = k.note_id
-        WHERE k.architect_id = %s
+        WHERE k.architect_id = %s{where}
         GROUP BY k.note_id
         ORDER BY score DESC, created DESC
         LIMIT %s
     """
-    params += [w, k1 + 1, w, k1, b, b, w, weights.average_length, architect.pk, limit]
+    params += [w, k1 + 1, w, k1, b, b, w, weights.average_length, architect.pk]
+    params += [*where_params, limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         ranked = [(Note._meta.pk.to_python(row[0]), float(row[1])) for row in cursor.fetchall()]

@@ -188,3 +188,73 @@ def test_a_fact_bound_elsewhere_never_answers(bob_api):
     assert "candidates" not in answer["answer"].get("data", {})
     right = bob_api.recall("Какой номер такси?", scope=[{"kind": "geo", "place": "Madrid"}])
     assert right["answer"]["found"] is True and right["kind"] == "affirmative"
+
+
+@pytest.mark.django_db
+def test_the_scope_narrows_the_query_itself_so_look_alikes_elsewhere_cannot_crowd_it_out(bob):
+    # 45 equally good notes bound to Barcelona, newer than the one Madrid note: ranked first by
+    # the words, they would fill the 40 rows read before a filter applied afterwards.
+    madrid = [{"kind": "geo", "place": "madrid"}]
+    start = timezone.now() - timedelta(days=1)
+    notes_service.note_create(
+        architect=bob, text="Номер такси: Radio Taxi.", scope=madrid, sender="s", run=None, at=start
+    )
+    for i in range(45):
+        notes_service.note_create(
+            architect=bob,
+            text=f"Номер такси: Taxi {i}.",
+            scope=[{"kind": "geo", "place": "barcelona"}],
+            sender=f"s{i}",
+            run=None,
+            at=start + timedelta(minutes=i + 1),
+        )
+    terms = language.keywords("Номер такси?")
+    weights = relevance.term_weights(bob, terms)
+    hits = notes_service.notes_search(
+        architect=bob, terms=terms, weights=weights, limit=40, scope=madrid
+    )
+    assert [h.note.text for h in hits] == ["Номер такси: Radio Taxi."]
+    may = [{"kind": "calendar", "start": "2024-05-01", "end": "2024-05-31"}]
+    assert not notes_service.notes_search(
+        architect=bob, terms=terms, weights=weights, limit=40, scope=madrid + may
+    )[1:]  # the unbound-on-calendar Madrid note may fit; nothing else does
+    everywhere = notes_service.notes_search(architect=bob, terms=terms, weights=weights, limit=50)
+    assert len(everywhere) == 46
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("stored", "asked"),
+    [
+        ([{"kind": "geo", "place": "madrid"}], [{"kind": "geo", "place": "spain"}]),
+        ([{"kind": "geo", "place": "madrid"}], [{"kind": "geo", "place": "madrid"}]),
+        ([], [{"kind": "geo", "place": "madrid"}]),
+        (
+            [{"kind": "calendar", "date": "2024-05-10"}],
+            [{"kind": "calendar", "date": "2024-05-10"}],
+        ),
+        (
+            [{"kind": "calendar", "date": "2024-05-10"}],
+            [{"kind": "calendar", "start": "2024-06-01", "end": "2024-06-30"}],
+        ),
+        (
+            [{"kind": "calendar", "deadline": "2024-05-10"}],
+            [{"kind": "calendar", "start": "2024-05-01", "end": "2024-05-31"}],
+        ),
+        (
+            [{"kind": "calendar", "start": "2024-04-01", "end": "2024-04-30"}],
+            [{"kind": "calendar", "start": "2024-05-01", "end": "2024-05-31"}],
+        ),
+    ],
+)
+def test_the_query_keeps_exactly_what_the_scope_rule_lets_fit(bob, stored, asked):
+    from memory import scope as scopes
+
+    notes_service.note_create(
+        architect=bob, text="Номер такси: Radio Taxi.", scope=stored, sender="s", run=None
+    )
+    terms = language.keywords("Номер такси?")
+    hits = notes_service.notes_search(
+        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms), scope=asked
+    )
+    assert bool(hits) is scopes.fits(stored, asked)

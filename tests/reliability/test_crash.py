@@ -91,6 +91,7 @@ def _query(env: dict[str, str], sql: str) -> list[tuple[Any, ...]]:
 def _burst(served: Served, key: str, acked: list[str], stop: threading.Event) -> None:
     counter = iter(range(BURST))
     lock = threading.Lock()
+    answered: dict[object, int] = {}  # status (or transport error) → count, for the report
 
     def client() -> None:
         with httpx.Client(timeout=60) as http:
@@ -106,8 +107,14 @@ def _burst(served: Served, key: str, acked: list[str], stop: threading.Event) ->
                         json={"text": text},
                         headers={"Authorization": f"Bearer {key}"},
                     )
-                except httpx.HTTPError:
+                except httpx.HTTPError as error:
+                    with lock:
+                        answered[type(error).__name__] = answered.get(type(error).__name__, 0) + 1
                     continue  # the server is gone: this one was never acknowledged
+                with lock:
+                    answered[response.status_code] = answered.get(response.status_code, 0) + 1
+                    if response.status_code != 200 and "first_refusal" not in answered:
+                        answered["first_refusal"] = response.text[:300]  # type: ignore[assignment]
                 if response.status_code == 200:
                     with lock:
                         acked.append(response.json()["stored"]["note"])
@@ -118,7 +125,9 @@ def _burst(served: Served, key: str, acked: list[str], stop: threading.Event) ->
     deadline = time.monotonic() + 300
     while len(acked) < KILL_AFTER and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(acked) >= KILL_AFTER, f"only {len(acked)} acknowledged:\n{served.tail()}"
+    assert len(acked) >= KILL_AFTER, (
+        f"only {len(acked)} acknowledged; answers {answered}:\n{served.tail()}"
+    )
     _crash(served)
     stop.set()
     for t in threads:

@@ -160,7 +160,8 @@ def test_a_broken_scope_card_is_named_by_its_number_and_an_empty_card_is_not_sen
         {"kind": "calendar", "date": "2026-01-10"},
         {"kind": "calendar", "date": "2026-02-31"},
     ]  # card 2 (empty) and card 5 (removed) were not sent
-    assert page.get_attribute("#scope-card-4", "class").split() == ["card", "error"]
+    # The class comes with the swapped-in page: wait for it as Playwright does for text.
+    expect(page.locator("#scope-card-4")).to_have_class("card error")
     for number in (1, 2, 3):
         assert "error" not in page.get_attribute(f"#scope-card-{number}", "class").split()
         expect(page.locator(f"#scope-card-{number} .error-text")).to_have_count(0)

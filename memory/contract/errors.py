@@ -9,9 +9,11 @@ Every message is written in the answer's language (the body's ``lang``, else ``M
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -21,6 +23,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
+
+log = logging.getLogger(__name__)
 
 _CODES = {
     exceptions.NotAuthenticated: "no_key",
@@ -68,6 +72,10 @@ MESSAGES = {
     "bad_http": Text(
         ru="запрос не принят: он нарушает правила HTTP этого сервера",
         en="the request is refused: it breaks this server's HTTP rules",
+    ),
+    "database_busy": Text(
+        ru="база памяти занята или недоступна, ничего не записано; повторите запрос",
+        en="the memory's database is busy or unreachable and nothing was written; send it again",
     ),
     "server_error": Text(
         ru="внутренняя ошибка памяти; причина записана в журнал сервера",
@@ -120,6 +128,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, MemoryServiceError):
         body = {"contract": CONTRACT_VERSION, "error": exc.as_dict()}
         return Response(body, status=exc.status)
+    if isinstance(exc, OperationalError):
+        # A deadlock, a lock timeout, a lost connection: the transaction was rolled back, so
+        # nothing was written and asking again can succeed. (After its commit a verb lets no
+        # error out: PASSPORT.md §14.2.)
+        log.warning("database busy: %s", exc)
+        message = MESSAGES["database_busy"](_lang(context.get("request")))
+        return Response(error_body("database_busy", message, retryable=True), status=503)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -16,6 +16,11 @@ from memory.services.remember import Replayed, remember
 _ERRORS = {
     400: OpenApiResponse(s.ErrorBody, description="no phrase, or a body that is not an object"),
     401: OpenApiResponse(s.ErrorBody, description="no memory key, or a wrong one"),
+    503: OpenApiResponse(
+        s.ErrorBody,
+        description="database_busy: a deadlock or lost connection rolled the request back; "
+        "nothing was written, retryable",
+    ),
 }
 _MODEL_ERRORS = {
     404: OpenApiResponse(

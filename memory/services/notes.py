@@ -45,6 +45,30 @@ def note_create(
     ``at`` is when it was said, for imports of past conversations; now by default."""
     if terms is None:
         terms = language.terms(text)
+    with transaction.atomic():
+        _one_writer(architect)
+        return _create(architect, text, scope, sender, run, terms, entities, at)
+
+
+def _one_writer(architect: Architect) -> None:
+    """One note of an architect is written at a time: a new note changes its neighbours'
+    postings and may supersede earlier notes, so two concurrent writers would update the same
+    rows in opposite orders (PostgreSQL: deadlock, or a duplicate posting). The lock is the
+    architect's row, held to the end of the caller's transaction — the inserts only, since the
+    terms come computed. Other architects write in parallel; SQLite has one writer anyway."""
+    list(Architect.objects.select_for_update().filter(pk=architect.pk).values_list("pk"))
+
+
+def _create(
+    architect: Architect,
+    text: str,
+    scope: Sequence[dict[str, Any]],
+    sender: str,
+    run: Run | None,
+    terms: Sequence[str],
+    entities: dict[str, Any] | None,
+    at: datetime | None,
+) -> Note:
     note = Note.objects.create(
         architect=architect,
         text=text,

@@ -1,11 +1,15 @@
 """Level 4, deep: hybrid search — by meaning in the vectors AND by terms in the full-text index.
 
-Notes, summaries and object cards are searched by meaning, each against a relevance floor
+Notes, notes in their context, summaries and object cards are searched by meaning, each against a relevance floor
 measured on our embedder (e5 similarities sit close together, so a floor taken from another
 model means nothing: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»);
 level 1's BM25 list over the notes comes along. The lists are merged by score fusion (``fuse``)
 into one ranked list (up to 10) where each item says its source, its similarity and its BM25
 score. The scope is applied inside each store's query (``memory.scope``).
+
+A note found in its context (``context`` vectors: the note read after the one told before it)
+adds to that note's rank and never answers by itself: the words that matched may be the
+neighbour's.
 
 The level answers when some item clears its bar — a similarity at or above its kind's floor, or
 a note holding the question past ``memory.relevance``'s bar; otherwise the list is returned as
@@ -47,11 +51,24 @@ _TERMS = Text(
 )
 
 
+_CONTEXT = Text(
+    ru="в контексте беседы: {count} заметок, лучшее сходство {best:.3f} (порядок, не ответ)",
+    en="in conversation context: {count} notes, best similarity {best:.3f} (rank, not answer)",
+)
+
+
 def floor(kind: str) -> float:
     return settings.OBJECTS_MIN_SCORE if kind == "objects" else settings.VECTOR_MIN_SCORE
 
 
 def _item(kind: str, hit: Any) -> dict[str, Any]:
+    if kind == "context":  # ranks its note; its text is the window, not the note
+        return {
+            "id": f"notes:{hit.payload.get('note', hit.id)}",
+            "note": hit.payload.get("note", hit.id),
+            "context_similarity": round(hit.score, 4),
+            "answers": False,
+        }
     payload = {k: v for k, v in hit.payload.items() if k not in ("architect", "places")}
     item = {"id": f"{kind}:{hit.id}", "source": kind, "similarity": round(hit.score, 4)}
     item.update(payload)
@@ -71,12 +88,22 @@ def _lexical(ctx: RecallContext) -> list[dict[str, Any]]:
     ]
 
 
+def _weight(kind: str) -> float:
+    return settings.HYBRID_CONTEXT_WEIGHT if kind == "context" else settings.HYBRID_MEANING_WEIGHT
+
+
+def _similarity(item: dict[str, Any]) -> float:
+    return item["context_similarity"] if "context_similarity" in item else item["similarity"]
+
+
 def fuse(
-    lexical: list[dict[str, Any]], meaning: list[list[dict[str, Any]]]
+    lexical: list[dict[str, Any]], meaning: list[tuple[str, list[dict[str, Any]]]]
 ) -> list[dict[str, Any]]:
     """Score fusion, measured better than rank fusion here (bench/retrieval.py; PASSPORT.md
-    «Поиск»): BM25 divided by the best BM25, plus HYBRID_MEANING_WEIGHT times the similarity
-    scaled to 0…1 within its own list (best 1, the last read 0). One entry per item."""
+    «Поиск»): BM25 divided by the best BM25, plus each kind's weight (HYBRID_MEANING_WEIGHT,
+    HYBRID_CONTEXT_WEIGHT for the context vectors) times the similarity scaled to 0…1 within
+    its own list (best 1, the last read 0). One entry per item; the first list that brings an
+    item names its source."""
     fused: dict[str, float] = {}
     merged: dict[str, dict[str, Any]] = {}
 
@@ -85,20 +112,23 @@ def fuse(
         fused[key] = fused.get(key, 0.0) + score
         seen = merged.setdefault(key, {})
         answers = seen.get("answers", False) or item.get("answers", False)
+        source = seen.get("source") or item.get("source")
         seen.update({k: v for k, v in item.items() if k not in seen or v is not None})
         seen["answers"] = answers
+        if source:
+            seen["source"] = source
 
     best = max((i["bm25"] for i in lexical), default=0.0)
     for item in lexical:
         take(item, settings.HYBRID_TERMS_WEIGHT * (item["bm25"] / best if best > 0 else 0.0))
-    for ranked in meaning:
+    for kind, ranked in meaning:
         if not ranked:
             continue
-        top, last = ranked[0]["similarity"], ranked[-1]["similarity"]
+        top, last = _similarity(ranked[0]), _similarity(ranked[-1])
         span = top - last
         for item in ranked:
-            scaled = (item["similarity"] - last) / span if span > 0 else 1.0
-            take(item, settings.HYBRID_MEANING_WEIGHT * scaled)
+            scaled = (_similarity(item) - last) / span if span > 0 else 1.0
+            take(item, _weight(kind) * scaled)
     order = sorted(fused, key=lambda k: -fused[k])
     return [{**merged[k], "fused": round(fused[k], 5)} for k in order]
 
@@ -125,7 +155,7 @@ def search(ctx: RecallContext) -> Outcome:
                 {"level": 4, "event": "failed", "kind": kind, "error": getattr(error, "code", "")}
             )
             continue
-        good = [h for h in hits if h.score >= floor(kind)]
+        good = [h for h in hits if h.score >= floor(kind)] if kind != "context" else []
         trace.append(
             {
                 "level": 4,
@@ -136,6 +166,8 @@ def search(ctx: RecallContext) -> Outcome:
         )
         if not hits:
             note = _NONE(ctx.lang)
+        elif kind == "context":
+            note = _CONTEXT(ctx.lang, count=len(hits), best=hits[0].score)
         elif not good:
             note = _BELOW(ctx.lang, best=hits[0].score, floor=floor(kind))
         else:
@@ -151,8 +183,9 @@ def search(ctx: RecallContext) -> Outcome:
                 note=note,
             )
         )
-        meaning.append([_item(kind, h) for h in hits])
+        meaning.append((kind, [_item(kind, h) for h in hits]))
     ranked = fuse(lexical, meaning)[:RETURNED]
+    _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:
         report.append(
@@ -193,6 +226,20 @@ def search(ctx: RecallContext) -> Outcome:
         trace=trace,
         missing=missing,
     )
+
+
+def _fill_notes(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
+    """A note that only its context brought gets its own text, scope and date (one query)."""
+    bare = {str(i["note"]): i for i in ranked if i.get("note") and "text" not in i}
+    if not bare:
+        return
+    for note in Note.objects.filter(architect=ctx.architect, pk__in=list(bare)):
+        bare[str(note.pk)].update(
+            text=note.text,
+            scope=note.scope,
+            created_at=note.created_at.isoformat(),
+            source="notes",
+        )
 
 
 def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:

@@ -14,6 +14,7 @@ from memory import ner
 from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.models import Note, OutboxItem, Run, ToolCall
+from memory.services.notes import in_context
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.stores import outbox
@@ -44,26 +45,22 @@ def note_entities(note: Note) -> dict[str, Any]:
 
 
 def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[OutboxItem]:
-    """The note's outbox rows: its vector always; its graph insert when ``graph`` (its things are
-    known: the caller computed them before the transaction)."""
+    """The note's outbox rows: its vector and its vector in context always; its graph insert
+    when ``graph`` (its things are known: the caller computed them before the transaction)."""
+    payload = {
+        "note": str(note.pk),
+        "created_at": note.created_at.isoformat(),
+        "scope": note.scope,
+        "places": scopes.places(note.scope),
+    }
     items = [
         outbox.vectors_add(
             architect=note.architect,
-            kind="notes",
-            items=[
-                VectorItem(
-                    id=str(note.pk),
-                    text=note.text,
-                    payload={
-                        "note": str(note.pk),
-                        "created_at": note.created_at.isoformat(),
-                        "scope": note.scope,
-                        "places": scopes.places(note.scope),
-                    },
-                )
-            ],
+            kind=kind,
+            items=[VectorItem(id=str(note.pk), text=text, payload=payload)],
             run=run,
         )
+        for kind, text in (("notes", note.text), ("context", in_context(note)))
     ]
     if graph:
         items += note_graph(note=note, run=run)

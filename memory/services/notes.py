@@ -81,6 +81,7 @@ def _create(
     )
     own = Counter(terms)
     neighbours = _before(note)
+    note.said_before = neighbours[0].text if neighbours else ""  # type: ignore[attr-defined]
     near = _own_terms(neighbours)
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
@@ -103,7 +104,7 @@ def _before(note: Note) -> list[Note]:
         )
         .exclude(pk=note.pk)
         .order_by("-created_at")
-        .only("pk", "created_at")[: settings.NOTES_CONTEXT_NEIGHBOURS]
+        .only("pk", "created_at", "text")[: settings.NOTES_CONTEXT_NEIGHBOURS]
     )
     for candidate in candidates:
         if edge - candidate.created_at > gap:
@@ -111,6 +112,18 @@ def _before(note: Note) -> list[Note]:
         found.append(candidate)
         edge = candidate.created_at
     return found
+
+
+def in_context(note: Note) -> str:
+    """The note read after the one told just before it in its conversation (its tail, up to
+    ``NOTES_CONTEXT_CHARS``): what the ``context`` vectors embed. "Yes, last week!" means
+    "adopted a dog last week" only beside the question it answers."""
+    before = getattr(note, "said_before", None)
+    if before is None:
+        found = _before(note)
+        before = found[0].text if found else ""
+    before = before[-settings.NOTES_CONTEXT_CHARS :] if before else ""
+    return f"{before}\n{note.text}" if before else note.text
 
 
 def _own_terms(notes: Sequence[Note]) -> Counter[str]:

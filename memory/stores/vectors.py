@@ -1,6 +1,8 @@
 """Vectors: Qdrant through qdrant-client — local mode on disk by default, a server by QDRANT_URL.
 
-Three kinds of collection: ``notes`` (verbatim notes and records), ``summaries`` (what the
+Four kinds of collection: ``notes`` (verbatim notes and records), ``context`` (each note read
+together with the note told just before it in the same conversation: a reply such as "yes, in
+May" means something only beside its question; PASSPORT.md «Поиск»), ``summaries`` (what the
 relearning cycle writes) and ``objects`` (object cards, the passport's ``memory-objects``).
 Collection names carry the embedder's name and dimension, so a model change never mixes vectors.
 
@@ -28,10 +30,11 @@ from memory.errors import MemoryServiceError
 from memory.stores import door
 from memory.stores.embeddings import Embedder, embedder
 
-Kind = Literal["notes", "summaries", "objects"]
-KINDS: tuple[Kind, ...] = ("notes", "summaries", "objects")
+Kind = Literal["notes", "context", "summaries", "objects"]
+KINDS: tuple[Kind, ...] = ("notes", "context", "summaries", "objects")
 COLLECTION_PREFIX = {
     "notes": "memory-notes",
+    "context": "memory-context",
     "summaries": "memory-summaries",
     "objects": "memory-objects",
 }

@@ -145,7 +145,8 @@ def test_a_deep_key_runs_deep_and_names_the_levels_it_could_not_run(bob, client_
     fate = answer["params"]["depth"]
     assert "allows depth up to" not in fate["note"]
     assert "level 2 skipped" in fate["note"]
-    assert [e["level"] for e in answer["report"]] == [1, 1, 2, 3, 4, 4, 4]
+    # Level 4: notes, notes in context, summaries, objects.
+    assert [e["level"] for e in answer["report"]] == [1, 1, 2, 3, 4, 4, 4, 4]
 
 
 @pytest.mark.django_db

@@ -38,7 +38,8 @@ def five_facts(model_calls, bob, client_for):
     api = client_for(bob, "deep")
     for fact in FACTS:
         stored = api.remember(fact)
-        assert stored["stores"]["vectors"] == {"status": "written", "items": 1}
+        # The note, and the note in its conversation context.
+        assert stored["stores"]["vectors"] == {"status": "written", "items": 2}
     assert not OutboxItem.objects.filter(status="queued").exists()
     return api
 

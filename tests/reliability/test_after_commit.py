@@ -41,7 +41,8 @@ def test_a_delivery_that_cannot_even_start_leaves_the_items_queued(alice_api, mo
     stored = alice_api.remember(FACT)
     assert stored["stores"]["vectors"]["status"] == "queued"
     assert "restarting" in stored["stores"]["vectors"]["note"]
-    assert OutboxItem.objects.filter(status="queued").count() == 2
+    # The note's vector, its vector in context, and its graph insert.
+    assert OutboxItem.objects.filter(status="queued").count() == 3
     assert Run.objects.get(pk=stored["run"]).status == "done"
 
 

@@ -48,9 +48,11 @@ def test_the_note_its_lemmas_and_its_outbox_rows_commit_together_or_not_at_all(
 def test_a_remembered_note_has_its_rows_in_the_outbox_and_they_are_delivered(alice_api):
     stored = alice_api.remember("Мой коллега Антон Петров живёт в Казани")
     items = OutboxItem.objects.filter(run_id=stored["run"])
-    assert sorted(items.values_list("store", flat=True)) == ["graph", "vectors"]
+    assert sorted(items.values_list("store", flat=True)) == ["graph", "vectors", "vectors"]
+    kinds = sorted(i.payload["kind"] for i in items.filter(store="vectors"))
+    assert kinds == ["context", "notes"]  # the note alone, and read after the note before it
     assert set(items.values_list("status", flat=True)) == {"done"}
-    assert stored["stores"]["vectors"] == {"status": "written", "items": 1}
+    assert stored["stores"]["vectors"] == {"status": "written", "items": 2}
     assert stored["stores"]["graph"] == {"status": "written", "items": 1}
 
 
@@ -146,9 +148,9 @@ def test_the_sweep_replays_what_a_restart_left_queued_and_closes_orphaned_runs(a
     orphan.refresh_from_db()
     assert orphan.status == "failed" and orphan.error.startswith("run_orphaned")
     assert Run.objects.get(pk=stale.pk).status == "failed"  # no owner to ask: closed by age
-    # The sweep completed the orphan's graph insert from the NER and delivered both items.
+    # The sweep completed the orphan's graph insert from the NER and delivered every item.
     items = OutboxItem.objects.filter(run=orphan)
-    assert sorted(items.values_list("store", flat=True)) == ["graph", "vectors"]
+    assert sorted(items.values_list("store", flat=True)) == ["graph", "vectors", "vectors"]
     assert set(items.values_list("status", flat=True)) == {"done"}
     assert OutboxItem.objects.filter(status="queued").count() == 0
 

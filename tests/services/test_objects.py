@@ -75,7 +75,8 @@ def test_the_agent_keeps_a_document_and_level_4_returns_it_as_an_object(
     obj = MemoryObject.objects.get(pk=call.result["object"])
     assert obj.origin == "answer" and obj.architect == bob
     # The card was queued by the MCP server process and delivered by the owner after the turn.
-    assert stored["stores"]["vectors"] == {"status": "written", "items": 2}
+    # The note, the note in its context, and the object's card.
+    assert stored["stores"]["vectors"] == {"status": "written", "items": 3}
     assert not OutboxItem.objects.filter(status="queued").exists()
 
     answer = api.recall("Сколько мы потратили на аренду и облако в мае?", depth="deep")

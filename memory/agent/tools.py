@@ -18,9 +18,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError, validate_call
 
-from memory import scope as scopes
 from memory.errors import MemoryServiceError
-from memory.models import Architect, Note, Run, ShapeEntry, ToolCall
+from memory.models import Architect, Run, ShapeEntry, ToolCall
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.shape.claims import Claim
@@ -158,27 +157,22 @@ def read_table(
     ],
 ) -> dict[str, Any]:
     scope = current()
+    asked = _asked_scope(scope)
     if table.strip().lower() == "root":
         kinds = list(
             ShapeEntry.objects.filter(architect=scope.architect, kind="column", table=ROOT_TABLE)
         )
-        return {"table": "root", "values": selectors.root_values(scope.architect, kinds)}
+        values = selectors.root_values(scope.architect, kinds)
+        kept_values = selectors.root_in_scope(scope.architect, values, asked)
+        out: dict[str, Any] = {"table": "root", "values": kept_values}
+        if asked:
+            out["asked_scope"] = asked
+            out["values_out_of_scope"] = len(values) - len(kept_values)
+        return out
     entry = shape_tools.table_entry(scope.architect, table)
-    asked = _asked_scope(scope)
     rows = selectors.table_rows(scope.architect, entry)
-    written_in = _row_scopes(scope.architect, rows)
-    kept = []
-    for row in rows:
-        stored = written_in.get(row["row"], [])
-        if not scopes.fits(stored, asked):  # the one scope rule, as on every level
-            continue
-        row = {**row, "scope": stored}
-        if unknown := scopes.unknown(stored, asked):
-            row["scope_unknown"] = unknown  # may hold where asked, or not: parameter-dependent
-        if missing := scopes.missing([stored], asked):
-            row["scope_missing"] = missing  # holds only where/when the question did not say
-        kept.append(row)
-    out: dict[str, Any] = {"table": entry.label, "name": entry.table, "rows": kept}
+    kept = selectors.rows_in_scope(scope.architect, rows, asked)  # the one scope rule
+    out = {"table": entry.label, "name": entry.table, "rows": kept}
     if asked:
         out["asked_scope"] = asked
         out["rows_out_of_scope"] = len(rows) - len(kept)
@@ -190,27 +184,6 @@ def _asked_scope(scope: Scope) -> list[dict[str, Any]]:
     if scope.run is None:
         return []
     return list((scope.run.params or {}).get("scope") or [])
-
-
-def _row_scopes(
-    architect: Architect, rows: list[dict[str, Any]]
-) -> dict[int, list[dict[str, Any]]]:
-    """Each row's scope: the scope of the remember whose run wrote its value (the cell's basis
-    names the run; the run's note keeps the request's scope). A row no remember wrote, or whose
-    run kept no note, has none: unknown where, never everywhere."""
-    run_of_row = {
-        r["row"]: r["basis"]["run"]
-        for r in rows
-        if isinstance(r.get("basis"), dict) and r["basis"].get("run")
-    }
-    noted: dict[str, list[dict[str, Any]]] = {}
-    for run_id, note_scope in (
-        Note.objects.filter(architect=architect, run_id__in=set(run_of_row.values()))
-        .order_by("created_at")
-        .values_list("run_id", "scope")
-    ):
-        noted.setdefault(str(run_id), note_scope or [])
-    return {row: noted.get(str(run_id), []) for row, run_id in run_of_row.items()}
 
 
 def ask_graph(

@@ -103,7 +103,16 @@ def _label_matches(entry: ShapeEntry, asked: set[str]) -> set[str]:
     return shared if own and len(shared) / len(own) >= LABEL_MIN_SHARE else set()
 
 
-def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry], set[str], Kind]:
+@dataclass
+class _Grown:
+    data: dict[str, Any] | None  # the tables that answer, None when none does
+    report: list[ReportEntry]
+    matched: set[str]
+    kind: Kind
+    missing: list[dict[str, str]] = field(default_factory=list)
+
+
+def _grown(ctx: RecallContext) -> _Grown:
     asked = set(ctx.keywords)
     entries = selectors.catalog(ctx.architect)
     tables = {e.table: e for e in entries if e.kind == "table"}
@@ -148,12 +157,16 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
     report: list[ReportEntry] = []
     if not relevance.answers(coverage):
         report.append(ReportEntry(1, "tables", "catalog", "empty", note=_NO_TABLE(ctx.lang)))
-        return None, report, matched, "probabilistic"
+        return _Grown(None, report, matched, "probabilistic")
     kind = relevance.kind_for(coverage)
 
     data: dict[str, Any] = {"tables": []}
+    kept_scopes: list[list[dict[str, Any]]] = []  # where each value shown holds
+    unknown: set[str] = set()
     if root_kinds:
-        values = selectors.root_values(ctx.architect, [e for e, _ in root_kinds.values()])
+        stored = selectors.root_values(ctx.architect, [e for e, _ in root_kinds.values()])
+        values = selectors.root_in_scope(ctx.architect, stored, ctx.scope)
+        _mark(values.values(), kept_scopes, unknown)
         words = sorted(set().union(*(s for _, s in root_kinds.values())))
         report.append(
             ReportEntry(
@@ -163,7 +176,8 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
                 "answered" if values else "empty",
                 returned=len(values),
                 kind=kind if values else None,
-                note=_MATCHED(ctx.lang, words=", ".join(words)),
+                note=_MATCHED(ctx.lang, words=", ".join(words))
+                + _scoped_out(ctx, len(stored) - len(values)),
             )
         )
         if values:
@@ -172,11 +186,13 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
             )
     for match in matches.values():
         attributes = [e for e in entries if e.kind == "column" and e.table == match.entry.table]
-        rows = selectors.table_rows(
+        read = selectors.table_rows(
             ctx.architect, match.entry, only=match.rows, attributes=attributes, limit=MAX_ROWS + 1
         )
-        more = len(rows) > MAX_ROWS
+        rows = selectors.rows_in_scope(ctx.architect, read, ctx.scope)  # the one scope rule
+        more = len(read) > MAX_ROWS
         rows = rows[:MAX_ROWS]
+        _mark(rows, kept_scopes, unknown)
         report.append(
             ReportEntry(
                 1,
@@ -187,7 +203,8 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
                 kind=kind if rows else None,
                 note=f"«{match.entry.label}»: "
                 + _MATCHED(ctx.lang, words=", ".join(sorted(match.lemmas)))
-                + (f"; {_MORE(ctx.lang, shown=MAX_ROWS)}" if more else ""),
+                + (f"; {_MORE(ctx.lang, shown=MAX_ROWS)}" if more else "")
+                + _scoped_out(ctx, len(read[:MAX_ROWS]) - len(rows)),
             )
         )
         if rows:
@@ -195,24 +212,49 @@ def _grown(ctx: RecallContext) -> tuple[dict[str, Any] | None, list[ReportEntry]
                 {"table": match.entry.label, "name": match.entry.table, "rows": rows, "more": more}
             )
     if not data["tables"]:
-        return None, report, matched, kind
-    return data, report, matched, kind
+        return _Grown(None, report, matched, kind)
+    # A value bound elsewhere never shows; one whose place or date is unknown, or bound where
+    # the question did not say, makes the answer parameter-dependent — as notes do.
+    missing = scope_missing(kept_scopes, ctx, unknown=sorted(unknown))
+    return _Grown(data, report, matched, "parameter_dependent" if missing else kind, missing)
+
+
+_SCOPED_OUT = Text(ru="; {count} вне охвата вопроса", en="; {count} outside the question's scope")
+
+
+def _scoped_out(ctx: RecallContext, count: int) -> str:
+    return _SCOPED_OUT(ctx.lang, count=count) if count > 0 else ""
+
+
+def _mark(values: Any, kept_scopes: list[list[dict[str, Any]]], unknown: set[str]) -> None:
+    for value in values:
+        kept_scopes.append(value.get("scope") or [])
+        unknown.update(value.get("scope_unknown") or [])
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
     return f"{cell['value']} [{cell['claim']}]"
 
 
+def _where(value: dict[str, Any]) -> str:
+    """Where and when a shown value holds, as the notes' lines say it."""
+    where = ", ".join(scopes.describe(r) for r in value.get("scope") or [])
+    return f" [{where}]" if where else ""
+
+
 def _tables_text(data: dict[str, Any], lang: str) -> list[str]:
     lines = [_FOUND_TABLES(lang)]
     for table in data["tables"]:
         if "values" in table:
-            parts = [f"{label}: {_cell_text(cell)}" for label, cell in table["values"].items()]
+            parts = [
+                f"{label}: {_cell_text(cell)}{_where(cell)}"
+                for label, cell in table["values"].items()
+            ]
         else:
             parts = []
             for row in table["rows"]:
                 fields = ", ".join(f"{k}: {_cell_text(v)}" for k, v in row["fields"].items())
-                parts.append(_cell_text(row) + (f" ({fields})" if fields else ""))
+                parts.append(_cell_text(row) + (f" ({fields})" if fields else "") + _where(row))
         more = f" … ({_MORE(lang, shown=len(parts))})" if table.get("more") else ""
         lines.append(f"{table['table']}: " + "; ".join(parts) + more)
     return lines
@@ -450,8 +492,9 @@ def search(ctx: RecallContext) -> Outcome:
         entry = ReportEntry(1, "tables", "notes", "empty", note=_NO_WORDS(ctx.lang))
         return Outcome(found=False, report=[entry], trace=trace)
 
-    grown, report, grown_lemmas, grown_kind = _grown(ctx)
-    trace.append({"level": 1, "event": "tables", "matched": sorted(grown_lemmas)})
+    grown_result = _grown(ctx)
+    grown, report, grown_kind = grown_result.data, grown_result.report, grown_result.kind
+    trace.append({"level": 1, "event": "tables", "matched": sorted(grown_result.matched)})
     found = _notes(ctx)
     report.append(found.entry)
     trace.append(found.trace)
@@ -481,6 +524,9 @@ def search(ctx: RecallContext) -> Outcome:
     if not found.answering and grown is None:
         return Outcome(found=False, report=report, trace=trace, candidates=items)
     missing = _missing(found, ctx)
+    if grown is not None:
+        said = {(m["dimension"], m["why"]) for m in missing}
+        missing += [m for m in grown_result.missing if (m["dimension"], m["why"]) not in said]
     lines = [m["why"] for m in missing]
 
     if grown is not None:
@@ -492,7 +538,7 @@ def search(ctx: RecallContext) -> Outcome:
             lines += [f"{i}. {_line(h, ctx.lang)}" for i, h in enumerate(found.shown, 1)]
         return Outcome(
             found=True,
-            kind=grown_kind,
+            kind="parameter_dependent" if missing else grown_kind,
             form="data",
             text="\n".join(lines),
             data=grown,

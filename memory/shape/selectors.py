@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from memory.models import Architect, ShapeEntry, ValueKeyword
+from memory import scope as scopes
+from memory.models import Architect, Note, ShapeEntry, ValueKeyword
 from memory.shape import physical
 from memory.shape.physical import ROOT_TABLE, VALUE
 
@@ -127,3 +128,64 @@ def value_hits(architect: Architect, lemmas: Sequence[str]) -> list[ValueHit]:
         hit = hits.setdefault((vk.entry_id, vk.row), ValueHit(vk.entry, vk.row, set()))
         hit.lemmas.add(vk.lemma)
     return list(hits.values())
+
+
+# --- where a stored value holds ------------------------------------------------------------------
+
+K = TypeVar("K")
+
+
+def written_in(architect: Architect, bases: Mapping[K, Any]) -> dict[K, list[dict[str, Any]]]:
+    """Where each value holds, by key: the scope of the remember whose run wrote it (the cell's
+    basis names the run; the run's note keeps the request's scope). A value no remember wrote,
+    or whose run kept no note, has none: unknown where, never everywhere (PASSPORT.md §15)."""
+    run_of = {
+        key: str(basis["run"])
+        for key, basis in bases.items()
+        if isinstance(basis, dict) and basis.get("run")
+    }
+    noted: dict[str, list[dict[str, Any]]] = {}
+    for run_id, note_scope in (
+        Note.objects.filter(architect=architect, run_id__in=set(run_of.values()))
+        .order_by("created_at")
+        .values_list("run_id", "scope")
+    ):
+        noted.setdefault(str(run_id), note_scope or [])
+    return {key: noted.get(run_of.get(key, ""), []) for key in bases}
+
+
+def in_scope(
+    value: dict[str, Any], stored: list[dict[str, Any]], asked: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """One stored value under the one scope rule (``memory.scope``): None when it cannot hold
+    where and when asked; otherwise the value with its scope, and the dimensions the question
+    names that it is not bound on (``scope_unknown``) or that it is bound on and the question
+    does not name (``scope_missing``) — either makes an answer from it parameter-dependent."""
+    if not scopes.fits(stored, asked):
+        return None
+    out = {**value, "scope": stored}
+    if unknown := scopes.unknown(stored, asked):
+        out["scope_unknown"] = unknown
+    if missing := scopes.missing([stored], asked):
+        out["scope_missing"] = missing
+    return out
+
+
+def rows_in_scope(
+    architect: Architect, rows: list[dict[str, Any]], asked: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The rows that may hold where and when asked, each with its scope marked."""
+    where = written_in(architect, {r["row"]: r.get("basis") for r in rows})
+    return [kept for r in rows if (kept := in_scope(r, where[r["row"]], asked)) is not None]
+
+
+def root_in_scope(
+    architect: Architect, values: dict[str, dict[str, Any]], asked: Sequence[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The architect's single values that may hold where and when asked, each marked."""
+    where = written_in(architect, {label: c.get("basis") for label, c in values.items()})
+    return {
+        label: kept
+        for label, cell in values.items()
+        if (kept := in_scope(cell, where[label], asked)) is not None
+    }

@@ -2,6 +2,7 @@
 vectors do: a row holds where the remember that wrote it was said to hold (its note keeps the
 request's scope), exact keys, no inheritance, and a row with no scope is unknown, not everywhere.
 The tools run in-process exactly as the HTTP backends call them; no model is needed to call them.
+Level 1 reads the same rows through the same rule (``memory.shape.selectors.rows_in_scope``).
 """
 
 from __future__ import annotations
@@ -86,3 +87,64 @@ def test_a_row_whose_run_kept_no_note_is_unknown_where_not_everywhere(taxis):
         tools.call("promote_to_list", {"kind": "такси", "items": [{"value": "Cabify"}]})
     rows = _rows(_read(taxis, MADRID))
     assert rows["Cabify"]["scope"] == [] and rows["Cabify"]["scope_unknown"] == ["geo"]
+
+
+# --- level 1 reads grown tables by the same rule -------------------------------------------------
+
+QUESTION = "Какие такси?"
+
+
+def _level1(architect: Architect, asked) -> dict:
+    from memory import language
+    from memory.levels import tables as tables_level
+    from memory.levels.context import RecallContext
+
+    ctx = RecallContext(
+        architect=architect,
+        text=QUESTION,
+        lang="ru",
+        keywords=language.keywords(QUESTION),
+        scope=asked,
+    )
+    outcome = tables_level.search(ctx)
+    (table,) = [t for t in outcome.data["tables"] if t["name"].endswith("taksi")]
+    return {"outcome": outcome, "rows": {r["value"]: r for r in table["rows"]}}
+
+
+def test_level_1_shows_a_madrid_row_for_madrid_and_never_for_spain(taxis):
+    madrid = _level1(taxis, MADRID)
+    assert set(madrid["rows"]) == {"Radio Taxi Madrid +34 914 473 232", "Uber, где угодно"}
+    assert madrid["rows"]["Uber, где угодно"]["scope_unknown"] == ["geo"]
+    # An unscoped row among the answer's values makes it parameter-dependent, and it says why.
+    assert madrid["outcome"].kind == "parameter_dependent"
+    assert any(m["dimension"] == "geo" for m in madrid["outcome"].missing)
+    assert "Мадрид" in madrid["outcome"].text or "madrid" in madrid["outcome"].text.lower()
+
+    spain = _level1(taxis, SPAIN)
+    assert set(spain["rows"]) == {"Uber, где угодно"}  # Madrid ≠ Spain, no inheritance
+    assert spain["outcome"].kind == "parameter_dependent"
+
+
+def test_level_1_unscoped_question_names_what_the_rows_depend_on(taxis):
+    every = _level1(taxis, [])
+    assert set(every["rows"]) == set(TAXIS)
+    assert every["outcome"].kind == "parameter_dependent"  # two rows hold in one city only
+    assert [m["dimension"] for m in every["outcome"].missing] == ["geo"]
+
+
+def test_a_single_value_holds_where_its_remember_was_said_to_hold(taxis):
+    run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
+    Note.objects.create(architect=taxis, run=run, text="Мой врач в Мадриде — Гарсия", scope=MADRID)
+    with tools.bound(tools.Scope(architect=taxis, run=run)):
+        tools.call("make_new_kind", {"kind": "врач", "value": "Гарсия"})
+
+    def root(asked) -> dict:
+        ask = Run.objects.create(
+            architect=taxis, verb="recall", caller="t", channel="api", params={"scope": asked}
+        )
+        with tools.bound(tools.Scope(architect=taxis, run=ask)):
+            return tools.call("read_table", {"table": "root"})
+
+    assert root(MADRID)["values"]["врач"]["scope"] == MADRID
+    assert root(SPAIN)["values"] == {} and root(SPAIN)["values_out_of_scope"] == 1
+    assert root([])["values"]["врач"]["scope_missing"] == ["geo"]

@@ -163,7 +163,7 @@ def read_table(
             ShapeEntry.objects.filter(architect=scope.architect, kind="column", table=ROOT_TABLE)
         )
         values = selectors.root_values(scope.architect, kinds)
-        kept_values = selectors.root_in_scope(scope.architect, values, asked)
+        kept_values = selectors.in_scope_all(scope.architect, values, asked)
         out: dict[str, Any] = {"table": "root", "values": kept_values}
         if asked:
             out["asked_scope"] = asked
@@ -171,7 +171,9 @@ def read_table(
         return out
     entry = shape_tools.table_entry(scope.architect, table)
     rows = selectors.table_rows(scope.architect, entry)
-    kept = selectors.rows_in_scope(scope.architect, rows, asked)  # the one scope rule
+    kept = list(
+        selectors.in_scope_all(scope.architect, {r["row"]: r for r in rows}, asked).values()
+    )
     out = {"table": entry.label, "name": entry.table, "rows": kept}
     if asked:
         out["asked_scope"] = asked

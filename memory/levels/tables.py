@@ -109,7 +109,8 @@ class _Grown:
     report: list[ReportEntry]
     matched: set[str]
     kind: Kind
-    missing: list[dict[str, str]] = field(default_factory=list)
+    scopes: list[list[dict[str, Any]]] = field(default_factory=list)  # of each value shown
+    unknown: list[str] = field(default_factory=list)  # dimensions asked that a value lacks
 
 
 def _grown(ctx: RecallContext) -> _Grown:
@@ -161,12 +162,9 @@ def _grown(ctx: RecallContext) -> _Grown:
     kind = relevance.kind_for(coverage)
 
     data: dict[str, Any] = {"tables": []}
-    kept_scopes: list[list[dict[str, Any]]] = []  # where each value shown holds
-    unknown: set[str] = set()
     if root_kinds:
         stored = selectors.root_values(ctx.architect, [e for e, _ in root_kinds.values()])
-        values = selectors.root_in_scope(ctx.architect, stored, ctx.scope)
-        _mark(values.values(), kept_scopes, unknown)
+        values = selectors.in_scope_all(ctx.architect, stored, ctx.scope)
         words = sorted(set().union(*(s for _, s in root_kinds.values())))
         report.append(
             ReportEntry(
@@ -186,13 +184,21 @@ def _grown(ctx: RecallContext) -> _Grown:
             )
     for match in matches.values():
         attributes = [e for e in entries if e.kind == "column" and e.table == match.entry.table]
+        # Where a row holds is known only after it is read (its value's run names the note), so
+        # a scoped question reads every matching row before the cap: a lone Madrid row after
+        # fifty Barcelona ones still answers a Madrid question.
         read = selectors.table_rows(
-            ctx.architect, match.entry, only=match.rows, attributes=attributes, limit=MAX_ROWS + 1
+            ctx.architect,
+            match.entry,
+            only=match.rows,
+            attributes=attributes,
+            limit=None if ctx.scope else MAX_ROWS + 1,
         )
-        rows = selectors.rows_in_scope(ctx.architect, read, ctx.scope)  # the one scope rule
-        more = len(read) > MAX_ROWS
-        rows = rows[:MAX_ROWS]
-        _mark(rows, kept_scopes, unknown)
+        fitting = list(
+            selectors.in_scope_all(ctx.architect, {r["row"]: r for r in read}, ctx.scope).values()
+        )
+        more = len(fitting) > MAX_ROWS
+        rows = fitting[:MAX_ROWS]
         report.append(
             ReportEntry(
                 1,
@@ -204,7 +210,7 @@ def _grown(ctx: RecallContext) -> _Grown:
                 note=f"«{match.entry.label}»: "
                 + _MATCHED(ctx.lang, words=", ".join(sorted(match.lemmas)))
                 + (f"; {_MORE(ctx.lang, shown=MAX_ROWS)}" if more else "")
-                + _scoped_out(ctx, len(read[:MAX_ROWS]) - len(rows)),
+                + _scoped_out(ctx, len(read) - len(fitting)),
             )
         )
         if rows:
@@ -215,8 +221,13 @@ def _grown(ctx: RecallContext) -> _Grown:
         return _Grown(None, report, matched, kind)
     # A value bound elsewhere never shows; one whose place or date is unknown, or bound where
     # the question did not say, makes the answer parameter-dependent — as notes do.
-    missing = scope_missing(kept_scopes, ctx, unknown=sorted(unknown))
-    return _Grown(data, report, matched, "parameter_dependent" if missing else kind, missing)
+    shown = [
+        value
+        for table in data["tables"]
+        for value in (table["values"].values() if "values" in table else table["rows"])
+    ]
+    unknown = sorted({d for value in shown for d in value.get("scope_unknown", [])})
+    return _Grown(data, report, matched, kind, [value["scope"] for value in shown], unknown)
 
 
 _SCOPED_OUT = Text(ru="; {count} вне охвата вопроса", en="; {count} outside the question's scope")
@@ -224,12 +235,6 @@ _SCOPED_OUT = Text(ru="; {count} вне охвата вопроса", en="; {cou
 
 def _scoped_out(ctx: RecallContext, count: int) -> str:
     return _SCOPED_OUT(ctx.lang, count=count) if count > 0 else ""
-
-
-def _mark(values: Any, kept_scopes: list[list[dict[str, Any]]], unknown: set[str]) -> None:
-    for value in values:
-        kept_scopes.append(value.get("scope") or [])
-        unknown.update(value.get("scope_unknown") or [])
 
 
 def _cell_text(cell: dict[str, Any]) -> str:
@@ -378,10 +383,6 @@ def _notes(ctx: RecallContext) -> _Notes:
     return _Notes(shown, answering, unknown, entry, trace)
 
 
-def _missing(found: _Notes, ctx: RecallContext) -> list[dict[str, str]]:
-    return scope_missing([h.note.scope for h in found.answering], ctx, unknown=found.unknown)
-
-
 def scope_missing(
     answer_scopes: list[list[dict[str, Any]]], ctx: RecallContext, unknown: list[str]
 ) -> list[dict[str, str]]:
@@ -492,9 +493,9 @@ def search(ctx: RecallContext) -> Outcome:
         entry = ReportEntry(1, "tables", "notes", "empty", note=_NO_WORDS(ctx.lang))
         return Outcome(found=False, report=[entry], trace=trace)
 
-    grown_result = _grown(ctx)
-    grown, report, grown_kind = grown_result.data, grown_result.report, grown_result.kind
-    trace.append({"level": 1, "event": "tables", "matched": sorted(grown_result.matched)})
+    tables = _grown(ctx)
+    grown, report = tables.data, tables.report
+    trace.append({"level": 1, "event": "tables", "matched": sorted(tables.matched)})
     found = _notes(ctx)
     report.append(found.entry)
     trace.append(found.trace)
@@ -523,10 +524,13 @@ def search(ctx: RecallContext) -> Outcome:
     items += [_object_item(h) for h in titled]
     if not found.answering and grown is None:
         return Outcome(found=False, report=report, trace=trace, candidates=items)
-    missing = _missing(found, ctx)
-    if grown is not None:
-        said = {(m["dimension"], m["why"]) for m in missing}
-        missing += [m for m in grown_result.missing if (m["dimension"], m["why"]) not in said]
+    # What the answer must say about scope, from every statement it rests on: notes and table
+    # values alike (a value bound elsewhere was never shown).
+    missing = scope_missing(
+        [h.note.scope for h in found.answering] + tables.scopes,
+        ctx,
+        unknown=sorted(set(found.unknown) | set(tables.unknown)),
+    )
     lines = [m["why"] for m in missing]
 
     if grown is not None:
@@ -538,7 +542,7 @@ def search(ctx: RecallContext) -> Outcome:
             lines += [f"{i}. {_line(h, ctx.lang)}" for i, h in enumerate(found.shown, 1)]
         return Outcome(
             found=True,
-            kind="parameter_dependent" if missing else grown_kind,
+            kind="parameter_dependent" if missing else tables.kind,
             form="data",
             text="\n".join(lines),
             data=grown,

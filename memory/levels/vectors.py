@@ -1,7 +1,7 @@
 """Level 4, deep: hybrid search — by meaning in the vectors AND by terms in the full-text index.
 
-Notes, notes in their context, summaries and object cards are searched by meaning, each against a relevance floor
-measured on our embedder (e5 similarities sit close together, so a floor taken from another
+Notes, notes in their context, summaries and object cards are searched by meaning, each
+against a relevance floor measured on our embedder (e5 similarities sit close together, so a floor taken from another
 model means nothing: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»);
 level 1's BM25 list over the notes comes along. The lists are merged by score fusion (``fuse``)
 into one ranked list (up to 10) where each item says its source, its similarity and its BM25
@@ -18,6 +18,7 @@ candidates. An object as the best answering item makes the answer an object.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -58,16 +59,20 @@ _CONTEXT = Text(
 
 
 def floor(kind: str) -> float:
+    """The similarity from which a point answers; a note in its context never does (the words
+    that matched may be its neighbour's): it only ranks."""
+    if kind == "context":
+        return math.inf
     return settings.OBJECTS_MIN_SCORE if kind == "objects" else settings.VECTOR_MIN_SCORE
 
 
 def _item(kind: str, hit: Any) -> dict[str, Any]:
-    if kind == "context":  # ranks its note; its text is the window, not the note
+    if kind == "context":  # it ranks its note; its text is the window, not the note
         return {
             "id": f"notes:{hit.payload.get('note', hit.id)}",
             "note": hit.payload.get("note", hit.id),
             "context_similarity": round(hit.score, 4),
-            "answers": False,
+            "answers": hit.score >= floor(kind),
         }
     payload = {k: v for k, v in hit.payload.items() if k not in ("architect", "places")}
     item = {"id": f"{kind}:{hit.id}", "source": kind, "similarity": round(hit.score, 4)}
@@ -102,8 +107,7 @@ def fuse(
     """Score fusion, measured better than rank fusion here (bench/retrieval.py; PASSPORT.md
     «Поиск»): BM25 divided by the best BM25, plus each kind's weight (HYBRID_MEANING_WEIGHT,
     HYBRID_CONTEXT_WEIGHT for the context vectors) times the similarity scaled to 0…1 within
-    its own list (best 1, the last read 0). One entry per item; the first list that brings an
-    item names its source."""
+    its own list (best 1, the last read 0). One entry per item."""
     fused: dict[str, float] = {}
     merged: dict[str, dict[str, Any]] = {}
 
@@ -112,11 +116,8 @@ def fuse(
         fused[key] = fused.get(key, 0.0) + score
         seen = merged.setdefault(key, {})
         answers = seen.get("answers", False) or item.get("answers", False)
-        source = seen.get("source") or item.get("source")
         seen.update({k: v for k, v in item.items() if k not in seen or v is not None})
         seen["answers"] = answers
-        if source:
-            seen["source"] = source
 
     best = max((i["bm25"] for i in lexical), default=0.0)
     for item in lexical:
@@ -155,7 +156,7 @@ def search(ctx: RecallContext) -> Outcome:
                 {"level": 4, "event": "failed", "kind": kind, "error": getattr(error, "code", "")}
             )
             continue
-        good = [h for h in hits if h.score >= floor(kind)] if kind != "context" else []
+        good = [h for h in hits if h.score >= floor(kind)]
         trace.append(
             {
                 "level": 4,

@@ -81,7 +81,6 @@ def _create(
     )
     own = Counter(terms)
     neighbours = _before(note)
-    note.said_before = neighbours[0].text if neighbours else ""  # type: ignore[attr-defined]
     near = _own_terms(neighbours)
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
@@ -115,15 +114,17 @@ def _before(note: Note) -> list[Note]:
 
 
 def in_context(note: Note) -> str:
-    """The note read after the one told just before it in its conversation (its tail, up to
-    ``NOTES_CONTEXT_CHARS``): what the ``context`` vectors embed. "Yes, last week!" means
-    "adopted a dog last week" only beside the question it answers."""
-    before = getattr(note, "said_before", None)
-    if before is None:
-        found = _before(note)
-        before = found[0].text if found else ""
+    """What the ``context`` vectors embed for ``note``: the note read after the one told just
+    before it in its conversation. "Yes, last week!" means "adopted a dog last week" only
+    beside the question it answers."""
+    before = _before(note)[:1]
+    return window(before[0].text if before else "", note.text)
+
+
+def window(before: str, text: str) -> str:
+    """A text read after the tail (``NOTES_CONTEXT_CHARS``) of the one told before it."""
     before = before[-settings.NOTES_CONTEXT_CHARS :] if before else ""
-    return f"{before}\n{note.text}" if before else note.text
+    return f"{before}\n{text}" if before else text
 
 
 def _own_terms(notes: Sequence[Note]) -> Counter[str]:

@@ -171,21 +171,14 @@ def in_scope(
     return out
 
 
-def rows_in_scope(
-    architect: Architect, rows: list[dict[str, Any]], asked: Sequence[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The rows that may hold where and when asked, each with its scope marked."""
-    where = written_in(architect, {r["row"]: r.get("basis") for r in rows})
-    return [kept for r in rows if (kept := in_scope(r, where[r["row"]], asked)) is not None]
-
-
-def root_in_scope(
-    architect: Architect, values: dict[str, dict[str, Any]], asked: Sequence[dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """The architect's single values that may hold where and when asked, each marked."""
-    where = written_in(architect, {label: c.get("basis") for label, c in values.items()})
+def in_scope_all(
+    architect: Architect, values: Mapping[K, dict[str, Any]], asked: Sequence[dict[str, Any]]
+) -> dict[K, dict[str, Any]]:
+    """The values (rows by id, root cells by label) that may hold where and when asked, each
+    with its scope marked; the others are left out."""
+    where = written_in(architect, {key: value.get("basis") for key, value in values.items()})
     return {
-        label: kept
-        for label, cell in values.items()
-        if (kept := in_scope(cell, where[label], asked)) is not None
+        key: kept
+        for key, value in values.items()
+        if (kept := in_scope(value, where[key], asked)) is not None
     }

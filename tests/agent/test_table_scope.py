@@ -2,7 +2,7 @@
 vectors do: a row holds where the remember that wrote it was said to hold (its note keeps the
 request's scope), exact keys, no inheritance, and a row with no scope is unknown, not everywhere.
 The tools run in-process exactly as the HTTP backends call them; no model is needed to call them.
-Level 1 reads the same rows through the same rule (``memory.shape.selectors.rows_in_scope``).
+Level 1 reads the same rows through the same rule (``memory.shape.selectors.in_scope_all``).
 """
 
 from __future__ import annotations
@@ -130,6 +130,23 @@ def test_level_1_unscoped_question_names_what_the_rows_depend_on(taxis):
     assert set(every["rows"]) == set(TAXIS)
     assert every["outcome"].kind == "parameter_dependent"  # two rows hold in one city only
     assert [m["dimension"] for m in every["outcome"].missing] == ["geo"]
+
+
+def test_a_lone_madrid_row_after_more_barcelona_rows_than_are_shown_still_answers(taxis):
+    from memory.levels import tables as tables_level
+
+    run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
+    Note.objects.create(architect=taxis, run=run, text="такси Барселоны", scope=BARCELONA)
+    many = [{"value": f"Taxi Barcelona {i}"} for i in range(tables_level.MAX_ROWS + 5)]
+    with tools.bound(tools.Scope(architect=taxis, run=run)):
+        tools.call("promote_to_list", {"kind": "такси", "items": many})
+    _remembered(taxis, "Tele Taxi Madrid +34 913 711 131", MADRID)
+
+    madrid = _level1(taxis, MADRID)
+    assert "Tele Taxi Madrid +34 913 711 131" in madrid["rows"]
+    assert not any(value.startswith("Taxi Barcelona") for value in madrid["rows"])
+    (entry,) = [e for e in madrid["outcome"].report if e.source.endswith("taksi")]
+    assert "56 вне охвата вопроса" in entry.note  # 55 added here and the one from the fixture
 
 
 def test_a_single_value_holds_where_its_remember_was_said_to_hold(taxis):

@@ -17,6 +17,7 @@
     .venv/bin/python bench/retrieval.py --conversations 2   # LoCoMo's first two conversations
     .venv/bin/python bench/retrieval.py --skip-locomo       # the Russian set only (a minute)
     .venv/bin/python bench/retrieval.py --sweep             # and again under other settings
+    .venv/bin/python bench/retrieval.py --ranking           # level 4's ranking alone, all LoCoMo
     .venv/bin/python bench/retrieval.py --json              # the figures as JSON as well
 
 Prints figures, asserts nothing: the goals (LoCoMo @10 ≥ 0.85 deep, ≥ 0.80 standard; Russian
@@ -278,6 +279,137 @@ def sweep(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+# --- (a') level 4's ranking alone, over all of LoCoMo -------------------------------------------
+
+
+class ContextBM25:
+    """Level 1's ranking without the database: BM25 over each note's own terms plus, at
+    NOTES_CONTEXT_WEIGHT, its NOTES_CONTEXT_NEIGHBOURS neighbours' on each side — the formula
+    of ``notes.notes_search``'s SQL, over one conversation's turns told in a row."""
+
+    def __init__(self, texts: list[str]) -> None:
+        from django.conf import settings
+
+        from memory import language
+
+        self.w, width = settings.NOTES_CONTEXT_WEIGHT, settings.NOTES_CONTEXT_NEIGHBOURS
+        self.k1, self.b = settings.NOTES_BM25_K1, settings.NOTES_BM25_B
+        self.own = [Counter(language.terms(t)) for t in texts]
+        self.near = []
+        for i in range(len(texts)):
+            near: Counter[str] = Counter()
+            for j in [*range(max(0, i - width), i), *range(i + 1, min(len(texts), i + 1 + width))]:
+                near.update(self.own[j])
+            self.near.append(near)
+        self.length = [
+            sum(o.values()) + self.w * sum(n.values())
+            for o, n in zip(self.own, self.near, strict=True)
+        ]
+        self.avg = sum(self.length) / max(1, len(texts))
+        self.df: Counter[str] = Counter(t for d in self.own for t in d)
+
+    def scores(self, question: str) -> dict[int, float]:
+        from memory import language
+
+        n, out = len(self.own), defaultdict(float)
+        for t in language.keywords(question):
+            idf = math.log(1 + (n - self.df[t] + 0.5) / (self.df[t] + 0.5))
+            for i in range(n):
+                f = self.own[i].get(t, 0) + self.w * self.near[i].get(t, 0)
+                if f:
+                    norm = self.k1 * (1 - self.b + self.b * self.length[i] / self.avg)
+                    out[i] += idf * f * (self.k1 + 1) / (f + norm)
+        return out
+
+
+def _unit(vectors: list[list[float]]):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype=np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
+    """Level 4's ranking without the service, over every question of LoCoMo in minutes (the
+    in-process run spends ~0.3 s a remember on the graph alone): level 1's BM25 with
+    neighbours (``ContextBM25``), the nearest notes alone and in their context (the memory's
+    embedder; the window ``notes.window`` builds), fused by level 4's own ``fuse`` at several
+    context weights. What it leaves out is the ladder: a question level 1 answers stops there."""
+    import numpy as np
+    from django.test import override_settings
+
+    from memory.levels import tables as tables_level
+    from memory.levels import vectors as vectors_level
+    from memory.services.notes import window
+    from memory.stores.embeddings import embedder
+
+    weights = (0.0, 0.3, 0.5, 0.8)
+    methods = ["BM25 with context", "dense notes", "dense in context"]
+    methods += [f"fusion, context {w}" for w in weights]
+    hits = {m: Counter() for m in methods}
+    questions = 0
+    embed = embedder()
+    for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
+        turns = _turns(sample)
+        texts = [t for _, t in turns]
+        index = {dia: i for i, (dia, _) in enumerate(turns)}
+        qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
+        windows = [window(texts[i - 1] if i else "", t) for i, t in enumerate(texts)]
+        own, context = _unit(embed.embed_documents(texts)), _unit(embed.embed_documents(windows))
+        asked = _unit(embed.embed_query([str(q["question"]) for q in qa]))
+        bm25 = ContextBM25(texts)
+        if progress:
+            print(f"  conversation {number}: {len(texts)} turns embedded", file=sys.stderr)
+        for q, vector in zip(qa, asked, strict=True):
+            evidence = {index[e] for e in q["evidence"] if e in index}
+            questions += 1
+            scored = bm25.scores(str(q["question"]))
+            lexical = [
+                {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False}
+                for i in sorted(scored, key=lambda i: -scored[i])[: tables_level.SEARCHED]
+            ]
+            lists = {}
+            for kind, matrix in (("notes", own), ("context", context)):
+                similarity = matrix @ vector
+                nearest = np.argsort(-similarity)[: vectors_level.SEARCHED]
+                key = "similarity" if kind == "notes" else "context_similarity"
+                lists[kind] = [
+                    {
+                        "id": f"notes:{i}",
+                        "note": int(i),
+                        key: float(similarity[i]),
+                        "answers": False,
+                    }
+                    for i in nearest
+                ]
+            ranked = {
+                "BM25 with context": [i["note"] for i in lexical],
+                "dense notes": [i["note"] for i in lists["notes"]],
+                "dense in context": [i["note"] for i in lists["context"]],
+            }
+            for w in weights:
+                with override_settings(HYBRID_CONTEXT_WEIGHT=w):
+                    meaning = [("notes", lists["notes"])] + (
+                        [("context", lists["context"])] if w else []
+                    )
+                    fused = vectors_level.fuse(lexical, meaning)
+                ranked[f"fusion, context {w}"] = [i["note"] for i in fused]
+            for method, got in ranked.items():
+                for k in KS:
+                    hits[method][k] += bool(evidence & set(got[:k]))
+    return {
+        "questions": questions,
+        "recall_any": {m: {k: hits[m][k] / max(1, questions) for k in KS} for m in methods},
+    }
+
+
+def print_ranking(result: dict[str, Any]) -> None:
+    print(f"\nLevel 4's ranking alone, LoCoMo: {result['questions']} questions")
+    print(f"{'method':<22} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
+    for method, row in result["recall_any"].items():
+        print(f"{method:<22} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
+
+
 # --- (b) the Russian set -------------------------------------------------------------------
 
 
@@ -404,6 +536,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--sweep", action="store_true", help="LoCoMo again under other ranking settings"
     )
+    parser.add_argument(
+        "--ranking", action="store_true", help="level 4's ranking alone over LoCoMo, no service"
+    )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     setup_django("retrieval")
@@ -417,7 +552,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not args.skip_russian:
         figures["russian"] = russian(args.russian_cases)
         print_russian(figures["russian"])
-    if not args.skip_locomo:
+    if args.ranking:
+        figures["ranking"] = ranking(args.conversations, progress=not args.quiet)
+        print_ranking(figures["ranking"])
+    elif not args.skip_locomo:
         if LOCOMO.exists():
             stored = locomo_remember(
                 args.conversations, progress=not args.quiet, turns_limit=args.turns

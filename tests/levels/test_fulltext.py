@@ -1,15 +1,16 @@
 """Level 1's full-text index: BM25 rarity ranking, conversation context, the answer bar.
 
 Runs on whichever engine the run uses (SQLite in leg 1, PostgreSQL in leg 2); the scores are
-checked against a plain-Python BM25 written here from the formula, so both engines are held to
-the same numbers and therefore to each other.
+checked against the plain-Python BM25 the retrieval bench ranks all of LoCoMo with
+(``bench/retrieval.py`` ``ContextBM25``), so both engines are held to the same numbers, to
+each other, and the bench's figures to the memory's own ranking.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.test import override_settings
@@ -18,6 +19,9 @@ from django.utils import timezone
 from memory import language, relevance
 from memory.models import Note, NoteKeyword
 from memory.services import notes as notes_service
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from retrieval import ContextBM25  # noqa: E402
 
 
 def _store(architect, texts, *, sender="bob-key", start=None, step=timedelta(seconds=5)):
@@ -29,33 +33,6 @@ def _store(architect, texts, *, sender="bob-key", start=None, step=timedelta(sec
         )
         made.append(note)
     return made
-
-
-def _reference_scores(texts, question, *, k1, b, w, width):
-    """BM25 with conversation context, from the formula, over notes in one conversation."""
-    own = [Counter(language.terms(t)) for t in texts]
-    near = []
-    for i in range(len(texts)):
-        counts: Counter[str] = Counter()
-        for j in list(range(max(0, i - width), i)) + list(range(i + 1, i + 1 + width)):
-            if j < len(texts):
-                counts.update(own[j])
-        near.append(counts)
-    n = len(texts)
-    lengths = [sum(o.values()) + w * sum(c.values()) for o, c in zip(own, near, strict=True)]
-    avg = sum(lengths) / n
-    asked = list(dict.fromkeys(language.terms(question)))
-    scores = []
-    for i in range(n):
-        score = 0.0
-        for term in asked:
-            df = sum(1 for o in own if o[term])
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            tf = own[i][term] + w * near[i][term]
-            if tf:
-                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
-        scores.append(score)
-    return scores
 
 
 TURNS = [
@@ -78,10 +55,11 @@ def test_the_ranking_is_bm25_with_context_on_this_engine(bob):
     hits = notes_service.notes_search(
         architect=bob, terms=terms, weights=relevance.term_weights(bob, terms), limit=20
     )
-    expected = _reference_scores(TURNS, question, k1=1.2, b=0.75, w=0.3, width=2)
+    expected = ContextBM25(TURNS).scores(question)
+    assert len(expected) >= 4  # the question's words are in several turns and their neighbours
     by_pk = {h.note.pk: h.score for h in hits}
-    for note, score in zip(made, expected, strict=True):
-        assert by_pk.get(note.pk, 0.0) == pytest.approx(score, rel=1e-6, abs=1e-9)
+    for i, note in enumerate(made):
+        assert by_pk.get(note.pk, 0.0) == pytest.approx(expected.get(i, 0.0), rel=1e-6, abs=1e-9)
     assert hits[0].note.text == TURNS[3]  # the note itself, first
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 

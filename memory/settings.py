@@ -264,7 +264,7 @@ HYBRID_TERMS_WEIGHT = env.float("HYBRID_TERMS_WEIGHT", 1.0)
 HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 0.3)
 # The context vectors (each note read after the one told before it) join the fusion at this
 # weight; they rank, never answer. LoCoMo, 1,977 questions, @10: 0.815 without them, 0.839 at
-# 0.3, 0.841 at 0.5, 0.840 at 0.8 (a plateau; bench/retrieval.py, PASSPORT.md «Поиск»).
+# 0.3, 0.841 at 0.5, 0.840 at 0.8 (a plateau; bench/retrieval.py --ranking, PASSPORT.md «Поиск»).
 HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
 # Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
 # serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or

@@ -330,43 +330,54 @@ def _unit(vectors: list[list[float]]):  # type: ignore[no-untyped-def]
 
 
 def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
-    """Level 4's ranking without the service, over every question of LoCoMo in minutes (the
-    in-process run spends ~0.3 s a remember on the graph alone): level 1's BM25 with
-    neighbours (``ContextBM25``), the nearest notes alone and in their context (the memory's
-    embedder; the window ``notes.window`` builds), fused by level 4's own ``fuse`` at several
-    context weights. What it leaves out is the ladder: a question level 1 answers stops there."""
+    """Levels 1 and 4's rankings without the service, over every question of LoCoMo in minutes
+    (the in-process run spends ~0.3 s a remember on the graph alone): level 1's BM25 with
+    neighbours (``ContextBM25``) lifted by the neighbourhood (``notes.lift``), the nearest
+    notes alone and in their context (the memory's embedder; the window ``notes.window``
+    builds), fused by level 4's own ``fuse`` and lifted again, at several weights. "deep, with
+    the ladder" asks level 1 first, as recall does: when one of its first ten notes passes the
+    answer bar (``relevance``) the ladder stops there, else level 4's list counts. What it
+    leaves out is the graph (level 3)."""
     import numpy as np
     from django.test import override_settings
 
+    from memory import language, relevance
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
-    from memory.services.notes import window
+    from memory.services.notes import lift, window
     from memory.stores.embeddings import embedder
 
-    weights = (0.0, 0.3, 0.5, 0.8)
-    methods = ["BM25 with context", "dense notes", "dense in context"]
-    methods += [f"fusion, context {w}" for w in weights]
+    contexts, lifts = (0.0, 0.3, 0.5, 0.8), (0.0, 0.2, 0.5, 1.0)
+    methods = ["BM25 with context", "level 1 (+ neighbourhood)", "dense notes", "dense in context"]
+    methods += [f"fusion, context {w}" for w in contexts]
+    methods += [f"level 4, neighbourhood {w}" for w in lifts]
+    methods += ["deep, with the ladder"]
     hits = {m: Counter() for m in methods}
-    questions = 0
+    questions = answered_at_1 = 0
     embed = embedder()
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
         turns = _turns(sample)
         texts = [t for _, t in turns]
         index = {dia: i for i, (dia, _) in enumerate(turns)}
+        places = {i: (number, i) for i in range(len(texts))}  # one conversation, told in a row
         qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
         windows = [window(texts[i - 1] if i else "", t) for i, t in enumerate(texts)]
         own, context = _unit(embed.embed_documents(texts)), _unit(embed.embed_documents(windows))
         asked = _unit(embed.embed_query([str(q["question"]) for q in qa]))
         bm25 = ContextBM25(texts)
+        weights = relevance.TermWeights(notes=len(texts), average_length=bm25.avg, df=bm25.df)
         if progress:
             print(f"  conversation {number}: {len(texts)} turns embedded", file=sys.stderr)
         for q, vector in zip(qa, asked, strict=True):
             evidence = {index[e] for e in q["evidence"] if e in index}
             questions += 1
             scored = bm25.scores(str(q["question"]))
+            first = sorted(scored, key=lambda i: -scored[i])[: tables_level.SEARCHED]
+            best = scored[first[0]] if first else 1.0
+            lifted = lift({i: scored[i] / best for i in first}, places)
+            level1 = sorted(first, key=lambda i: -lifted[i])
             lexical = [
-                {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False}
-                for i in sorted(scored, key=lambda i: -scored[i])[: tables_level.SEARCHED]
+                {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False} for i in level1
             ]
             lists = {}
             for kind, matrix in (("notes", own), ("context", context)):
@@ -383,31 +394,54 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
                     for i in nearest
                 ]
             ranked = {
-                "BM25 with context": [i["note"] for i in lexical],
+                "BM25 with context": first,
+                "level 1 (+ neighbourhood)": level1,
                 "dense notes": [i["note"] for i in lists["notes"]],
                 "dense in context": [i["note"] for i in lists["context"]],
             }
-            for w in weights:
+            for w in contexts:
                 with override_settings(HYBRID_CONTEXT_WEIGHT=w):
                     meaning = [("notes", lists["notes"])] + (
                         [("context", lists["context"])] if w else []
                     )
                     fused = vectors_level.fuse(lexical, meaning)
                 ranked[f"fusion, context {w}"] = [i["note"] for i in fused]
+                if w == settings_value("HYBRID_CONTEXT_WEIGHT"):
+                    for n in lifts:
+                        with override_settings(RANK_NEIGHBOURHOOD_WEIGHT=n):
+                            up = lift({i["note"]: i["fused"] for i in fused}, places)
+                        ranked[f"level 4, neighbourhood {n}"] = sorted(up, key=lambda i: -up[i])
+            keywords = language.keywords(str(q["question"]))
+            if any(relevance.answers(weights.coverage(keywords, bm25.own[i])) for i in level1[:10]):
+                answered_at_1 += 1
+                ranked["deep, with the ladder"] = level1
+            else:
+                n = settings_value("RANK_NEIGHBOURHOOD_WEIGHT")
+                ranked["deep, with the ladder"] = ranked[f"level 4, neighbourhood {n}"]
             for method, got in ranked.items():
                 for k in KS:
                     hits[method][k] += bool(evidence & set(got[:k]))
     return {
         "questions": questions,
+        "answered_at_level_1": answered_at_1,
         "recall_any": {m: {k: hits[m][k] / max(1, questions) for k in KS} for m in methods},
     }
 
 
+def settings_value(name: str) -> Any:
+    from django.conf import settings
+
+    return getattr(settings, name)
+
+
 def print_ranking(result: dict[str, Any]) -> None:
-    print(f"\nLevel 4's ranking alone, LoCoMo: {result['questions']} questions")
-    print(f"{'method':<22} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
+    print(
+        f"\nLevels 1 and 4's rankings, LoCoMo: {result['questions']} questions "
+        f"(level 1 answers {result['answered_at_level_1']})"
+    )
+    print(f"{'method':<28} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
     for method, row in result["recall_any"].items():
-        print(f"{method:<22} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
+        print(f"{method:<28} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
 
 
 # --- (b) the Russian set -------------------------------------------------------------------

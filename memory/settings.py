@@ -266,6 +266,11 @@ HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 0.3)
 # weight; they rank, never answer. LoCoMo, 1,977 questions, @10: 0.815 without them, 0.839 at
 # 0.3, 0.841 at 0.5, 0.840 at 0.8 (a plateau; bench/retrieval.py --ranking, PASSPORT.md «Поиск»).
 HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
+# Both rankings (level 1's BM25 and level 4's fusion) lift a note by a share of what the notes
+# around it in its conversation scored: + weight × the mean score of this many notes a side
+# (memory.services.notes.lift). Figures: PASSPORT.md «Поиск», bench/retrieval.py --ranking.
+RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
+RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
 # Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
 # serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or
 # ids) to URLs, and LIGHTRAG_URL is a template with {architect} (the id) for the rest.

@@ -32,6 +32,7 @@ from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note
 from memory.services import objects as objects_service
+from memory.services.notes import lift
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion
@@ -185,7 +186,7 @@ def search(ctx: RecallContext) -> Outcome:
             )
         )
         meaning.append((kind, [_item(kind, h) for h in hits]))
-    ranked = fuse(lexical, meaning)[:RETURNED]
+    ranked = _by_neighbourhood(fuse(lexical, meaning), ctx)[:RETURNED]
     _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:
@@ -227,6 +228,28 @@ def search(ctx: RecallContext) -> Outcome:
         trace=trace,
         missing=missing,
     )
+
+
+def _by_neighbourhood(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:
+    """The fused order, each note lifted by how its conversation around it scored (one rule:
+    ``notes.lift``; one query for the notes' places). Scores stay on fusion's scale."""
+    ids = [i["note"] for i in fused if i.get("note")]
+    if not ids:
+        return fused
+    places = {
+        str(pk): (talk, position)
+        for pk, talk, position in Note.objects.filter(
+            architect=ctx.architect, pk__in=ids
+        ).values_list("pk", "talk", "position")
+    }
+    lifted = lift(
+        {i["id"]: i["fused"] for i in fused},
+        {i["id"]: places[str(i["note"])] for i in fused if str(i.get("note")) in places},
+    )
+    ordered = sorted(fused, key=lambda i: -lifted[i["id"]])
+    for item in ordered:
+        item["fused"] = round(lifted[item["id"]], 5)
+    return ordered
 
 
 def _fill_notes(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:

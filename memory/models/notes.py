@@ -28,6 +28,11 @@ class Note(models.Model):
     # conversation neighbours lend it (see NoteKeyword).
     length = models.PositiveIntegerField(default=0)
     near_length = models.PositiveIntegerField(default=0)
+    # The conversation this note was told in (the pk of its first note: the same sender, no gap
+    # longer than NOTES_CONTEXT_GAP_SECONDS between neighbours) and its place there; the ranking
+    # lifts notes whose neighbours also match (``memory.services.notes.lift``).
+    talk = models.UUIDField(null=True, blank=True)
+    position = models.PositiveIntegerField(default=0)
     # A later note about the same thing (same subject and attribute, same scope) that replaced
     # this one's value: recall answers the newer as current and names this one as history.
     # Nothing is deleted (memory.services.supersede).

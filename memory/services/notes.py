@@ -69,7 +69,7 @@ def _create(
     entities: dict[str, Any] | None,
     at: datetime | None,
 ) -> Note:
-    note = Note.objects.create(
+    note = Note(
         architect=architect,
         text=text,
         scope=list(scope),
@@ -79,8 +79,14 @@ def _create(
         length=len(terms),
         **({"created_at": at} if at is not None else {}),
     )
-    own = Counter(terms)
     neighbours = _before(note)
+    if neighbours:  # the conversation goes on
+        note.talk = neighbours[0].talk or neighbours[0].pk
+        note.position = neighbours[0].position + 1
+    else:
+        note.talk = note.pk
+    note.save(force_insert=True)
+    own = Counter(terms)
     near = _own_terms(neighbours)
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
@@ -103,7 +109,7 @@ def _before(note: Note) -> list[Note]:
         )
         .exclude(pk=note.pk)
         .order_by("-created_at")
-        .only("pk", "created_at", "text")[: settings.NOTES_CONTEXT_NEIGHBOURS]
+        .only("pk", "created_at", "text", "talk", "position")[: settings.NOTES_CONTEXT_NEIGHBOURS]
     )
     for candidate in candidates:
         if edge - candidate.created_at > gap:
@@ -183,15 +189,8 @@ def reindex(architect_id: int) -> int:
         .only("pk", "text", "sender", "created_at", "architect_id")
     )
     own = {n.pk: Counter(language.terms(n.text)) for n in notes}  # before any lock is taken
-    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
     width = settings.NOTES_CONTEXT_NEIGHBOURS
-    conversations: list[list[Note]] = []
-    for note in notes:
-        last = conversations[-1][-1] if conversations else None
-        if last is None or last.sender != note.sender or note.created_at - last.created_at > gap:
-            conversations.append([])
-        conversations[-1].append(note)
-    for conversation in conversations:
+    for conversation in conversations(notes):
         for i, note in enumerate(conversation):
             near: Counter[str] = Counter()
             for other in conversation[max(0, i - width) : i] + conversation[i + 1 : i + 1 + width]:
@@ -199,10 +198,58 @@ def reindex(architect_id: int) -> int:
             with transaction.atomic():
                 NoteKeyword.objects.filter(note=note).delete()
                 Note.objects.filter(pk=note.pk).update(
-                    length=sum(own[note.pk].values()), near_length=0
+                    length=sum(own[note.pk].values()),
+                    near_length=0,
+                    talk=conversation[0].pk,
+                    position=i,
                 )
                 _post(note, own[note.pk], near)
     return len(notes)
+
+
+def conversations(notes: Sequence[Any]) -> list[list[Any]]:
+    """Notes ordered by sender and time, cut into conversations: a new one starts with another
+    sender or after a gap longer than ``NOTES_CONTEXT_GAP_SECONDS`` (the rule ``_before``
+    applies to each new note)."""
+    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
+    found: list[list[Any]] = []
+    for note in notes:
+        last = found[-1][-1] if found else None
+        if last is None or last.sender != note.sender or note.created_at - last.created_at > gap:
+            found.append([])
+        found[-1].append(note)
+    return found
+
+
+Place = tuple[Any, int]  # a note's conversation and its position there
+
+
+def lift(scores: dict[Any, float], places: dict[Any, Place]) -> dict[Any, float]:
+    """A ranked note gains a share of what its conversation around it scored: each note's score
+    plus ``RANK_NEIGHBOURHOOD_WEIGHT`` times the mean score of the ``RANK_NEIGHBOURHOOD_NOTES``
+    notes on each side in the same conversation (those not ranked count 0). A question is
+    usually answered where the talk was about it, so a hit among matching neighbours outranks
+    an equal hit alone. Scores should be on one scale (0…1 at the best); notes without a
+    place are left as they are. Pure: the ranking of level 1 and level 4 and the bench share it."""
+    width, weight = settings.RANK_NEIGHBOURHOOD_NOTES, settings.RANK_NEIGHBOURHOOD_WEIGHT
+    if width <= 0 or weight <= 0:
+        return dict(scores)
+    by_talk: dict[Any, dict[int, float]] = {}
+    for key, score in scores.items():
+        place = places.get(key)
+        if place is not None and place[0] is not None:
+            row = by_talk.setdefault(place[0], {})
+            row[place[1]] = row.get(place[1], 0.0) + score
+    lifted = {}
+    for key, score in scores.items():
+        place = places.get(key)
+        if place is None or place[0] is None:
+            lifted[key] = score
+            continue
+        row, at = by_talk[place[0]], place[1]
+        around = sum(row.get(at + d, 0.0) + row.get(at - d, 0.0) for d in range(1, width + 1))
+        lifted[key] = score + weight * around / (2 * width)
+    return lifted
 
 
 @dataclass

@@ -17,7 +17,7 @@
     .venv/bin/python bench/retrieval.py --conversations 2   # LoCoMo's first two conversations
     .venv/bin/python bench/retrieval.py --skip-locomo       # the Russian set only (a minute)
     .venv/bin/python bench/retrieval.py --sweep             # and again under other settings
-    .venv/bin/python bench/retrieval.py --ranking           # level 4's ranking alone, all LoCoMo
+    .venv/bin/python bench/retrieval.py --ranking           # levels 1 and 4's ranking, all LoCoMo
     .venv/bin/python bench/retrieval.py --json              # the figures as JSON as well
 
 Prints figures, asserts nothing: the goals (LoCoMo @10 ≥ 0.85 deep, ≥ 0.80 standard; Russian
@@ -32,8 +32,9 @@ import math
 import sys
 import time
 from collections import Counter, defaultdict
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, setup_django  # noqa: E402
@@ -55,12 +56,16 @@ def _caller(name: str):  # type: ignore[no-untyped-def]
     return Caller(architect=architect, name=f"bench:{name}", channel="api", depth_cap=None)
 
 
-def remember(caller: Any, text: str, scope: list[dict[str, Any]] | None = None) -> str:
+def remember(
+    caller: Any, text: str, scope: list[dict[str, Any]] | None = None, said_at: str = ""
+) -> str:
     from memory.services.remember import remember as remember_service
 
     data: dict[str, Any] = {"text": text, "lang": "en"}
     if scope:
         data["scope"] = scope
+    if said_at:
+        data["said_at"] = said_at
     answer = remember_service(caller=caller, data=data)
     return str(answer["stored"]["note"])
 
@@ -132,16 +137,28 @@ def dense(caller: Any, question: str, k: int = 10) -> list[str]:
 # --- (a) LoCoMo ----------------------------------------------------------------------------
 
 
-def _turns(sample: dict[str, Any]) -> list[tuple[str, str]]:
+class Turn(NamedTuple):
+    dia: str
+    text: str
+    said_at: str  # RFC 3339: the session's time, a second a turn, so the order holds
+    session: int
+
+
+def _turns(sample: dict[str, Any]) -> list[Turn]:
+    """Every turn as the memory is told it: "<speaker>: <text>", said when its session was."""
     conversation = sample["conversation"]
     out = []
     index = 1
     while f"session_{index}" in conversation:
-        for turn in conversation[f"session_{index}"]:
+        started = datetime.strptime(
+            conversation[f"session_{index}_date_time"], "%I:%M %p on %d %B, %Y"
+        ).replace(tzinfo=UTC)
+        for second, turn in enumerate(conversation[f"session_{index}"]):
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
-            out.append((turn["dia_id"], text))
+            said = (started + timedelta(seconds=second)).isoformat().replace("+00:00", "Z")
+            out.append(Turn(turn["dia_id"], text, said, index))
         index += 1
     return out
 
@@ -159,9 +176,9 @@ def locomo_remember(
         turns = _turns(sample)[:turns_limit]
         ids: dict[str, str] = {}
         seconds = []
-        for i, (dia, text) in enumerate(turns, 1):
+        for i, turn in enumerate(turns, 1):
             started = time.perf_counter()
-            ids[dia] = remember(caller, text)
+            ids[turn.dia] = remember(caller, turn.text, said_at=turn.said_at)
             seconds.append(time.perf_counter() - started)
             if progress and i % 100 == 0:
                 print(f"  conversation {number}: {i}/{len(turns)} turns", file=sys.stderr)
@@ -169,7 +186,7 @@ def locomo_remember(
             {
                 "caller": caller,
                 "ids": ids,
-                "texts": [t for _, t in turns],
+                "texts": [t.text for t in turns],
                 "qa": sample["qa"],
                 "remember_seconds": seconds,
             }
@@ -287,7 +304,9 @@ class ContextBM25:
     NOTES_CONTEXT_WEIGHT, its NOTES_CONTEXT_NEIGHBOURS neighbours' on each side — the formula
     of ``notes.notes_search``'s SQL, over one conversation's turns told in a row."""
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: list[str], talks: list[Any] | None = None) -> None:
+        """``talks`` names each text's conversation (neighbours are read within it only);
+        by default the texts are one conversation."""
         from django.conf import settings
 
         from memory import language
@@ -295,11 +314,13 @@ class ContextBM25:
         self.w, width = settings.NOTES_CONTEXT_WEIGHT, settings.NOTES_CONTEXT_NEIGHBOURS
         self.k1, self.b = settings.NOTES_BM25_K1, settings.NOTES_BM25_B
         self.own = [Counter(language.terms(t)) for t in texts]
+        talks = talks or [0] * len(texts)
         self.near = []
         for i in range(len(texts)):
             near: Counter[str] = Counter()
             for j in [*range(max(0, i - width), i), *range(i + 1, min(len(texts), i + 1 + width))]:
-                near.update(self.own[j])
+                if talks[j] == talks[i]:
+                    near.update(self.own[j])
             self.near.append(near)
         self.length = [
             sum(o.values()) + self.w * sum(n.values())
@@ -332,7 +353,8 @@ def _unit(vectors: list[list[float]]):  # type: ignore[no-untyped-def]
 def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     """Levels 1 and 4's rankings without the service, over every question of LoCoMo in minutes
     (the in-process run spends ~0.3 s a remember on the graph alone): level 1's BM25 with
-    neighbours (``ContextBM25``) lifted by the neighbourhood (``notes.lift``), the nearest
+    neighbours (``ContextBM25``) lifted by the day asked and the neighbourhood (``notes.lift``;
+    each session is a conversation, its turns told when it was), the nearest
     notes alone and in their context (the memory's embedder; the window ``notes.window``
     builds), fused by level 4's own ``fuse`` and lifted again, at several weights. "deep, with
     the ladder" asks level 1 first, as recall does: when one of its first ten notes passes the
@@ -347,24 +369,36 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     from memory.services.notes import lift, window
     from memory.stores.embeddings import embedder
 
-    contexts, lifts = (0.0, 0.3, 0.5, 0.8), (0.0, 0.2, 0.5, 1.0)
-    methods = ["BM25 with context", "level 1 (+ neighbourhood)", "dense notes", "dense in context"]
+    contexts, lifts, days = (0.0, 0.3, 0.5, 0.8), (0.0, 0.2, 0.5, 1.0), (0.0, 0.25, 1.0)
+    methods = ["BM25 with context", "level 1 (+ day, neighbourhood)"]
+    methods += ["dense notes", "dense in context"]
     methods += [f"fusion, context {w}" for w in contexts]
     methods += [f"level 4, neighbourhood {w}" for w in lifts]
+    methods += [f"level 4, day {w}" for w in days]
     methods += ["deep, with the ladder"]
     hits = {m: Counter() for m in methods}
     questions = answered_at_1 = 0
     embed = embedder()
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
         turns = _turns(sample)
-        texts = [t for _, t in turns]
-        index = {dia: i for i, (dia, _) in enumerate(turns)}
-        places = {i: (number, i) for i in range(len(texts))}  # one conversation, told in a row
+        texts = [t.text for t in turns]
+        index = {t.dia: i for i, t in enumerate(turns)}
+        # A session is a conversation (days lie between sessions, seconds between turns), as
+        # the memory cuts them from the times the turns were said.
+        talks = [t.session for t in turns]
+        opening = {t.session: i for i, t in reversed(list(enumerate(turns)))}
+        places = {
+            i: ((number, t.session), i - opening[t.session], date.fromisoformat(t.said_at[:10]))
+            for i, t in enumerate(turns)
+        }
         qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
-        windows = [window(texts[i - 1] if i else "", t) for i, t in enumerate(texts)]
+        windows = [
+            window(texts[i - 1] if i and talks[i - 1] == talks[i] else "", t)
+            for i, t in enumerate(texts)
+        ]
         own, context = _unit(embed.embed_documents(texts)), _unit(embed.embed_documents(windows))
         asked = _unit(embed.embed_query([str(q["question"]) for q in qa]))
-        bm25 = ContextBM25(texts)
+        bm25 = ContextBM25(texts, talks)
         weights = relevance.TermWeights(notes=len(texts), average_length=bm25.avg, df=bm25.df)
         if progress:
             print(f"  conversation {number}: {len(texts)} turns embedded", file=sys.stderr)
@@ -372,9 +406,10 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             evidence = {index[e] for e in q["evidence"] if e in index}
             questions += 1
             scored = bm25.scores(str(q["question"]))
+            periods = language.periods(str(q["question"]))
             first = sorted(scored, key=lambda i: -scored[i])[: tables_level.SEARCHED]
             best = scored[first[0]] if first else 1.0
-            lifted = lift({i: scored[i] / best for i in first}, places)
+            lifted = lift({i: scored[i] / best for i in first}, places, periods)
             level1 = sorted(first, key=lambda i: -lifted[i])
             lexical = [
                 {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False} for i in level1
@@ -395,7 +430,7 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
                 ]
             ranked = {
                 "BM25 with context": first,
-                "level 1 (+ neighbourhood)": level1,
+                "level 1 (+ day, neighbourhood)": level1,
                 "dense notes": [i["note"] for i in lists["notes"]],
                 "dense in context": [i["note"] for i in lists["context"]],
             }
@@ -406,11 +441,17 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
                     )
                     fused = vectors_level.fuse(lexical, meaning)
                 ranked[f"fusion, context {w}"] = [i["note"] for i in fused]
-                if w == settings_value("HYBRID_CONTEXT_WEIGHT"):
-                    for n in lifts:
-                        with override_settings(RANK_NEIGHBOURHOOD_WEIGHT=n):
-                            up = lift({i["note"]: i["fused"] for i in fused}, places)
-                        ranked[f"level 4, neighbourhood {n}"] = sorted(up, key=lambda i: -up[i])
+                if w != settings_value("HYBRID_CONTEXT_WEIGHT"):
+                    continue
+                for name, value in [("NEIGHBOURHOOD", n) for n in lifts] + [
+                    ("WHEN", d) for d in days
+                ]:
+                    with override_settings(**{f"RANK_{name}_WEIGHT": value}):
+                        up = lift({i["note"]: i["fused"] for i in fused}, places, periods)
+                    row = (
+                        f"level 4, {'neighbourhood' if name == 'NEIGHBOURHOOD' else 'day'} {value}"
+                    )
+                    ranked[row] = sorted(up, key=lambda i: -up[i])
             keywords = language.keywords(str(q["question"]))
             if any(relevance.answers(weights.coverage(keywords, bm25.own[i])) for i in level1[:10]):
                 answered_at_1 += 1
@@ -439,9 +480,9 @@ def print_ranking(result: dict[str, Any]) -> None:
         f"\nLevels 1 and 4's rankings, LoCoMo: {result['questions']} questions "
         f"(level 1 answers {result['answered_at_level_1']})"
     )
-    print(f"{'method':<28} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
+    print(f"{'method':<32} " + " ".join(f"{'@' + str(k):>7}" for k in KS))
     for method, row in result["recall_any"].items():
-        print(f"{method:<28} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
+        print(f"{method:<32} " + " ".join(f"{row[k]:>7.3f}" for k in KS))
 
 
 # --- (b) the Russian set -------------------------------------------------------------------
@@ -571,7 +612,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--sweep", action="store_true", help="LoCoMo again under other ranking settings"
     )
     parser.add_argument(
-        "--ranking", action="store_true", help="level 4's ranking alone over LoCoMo, no service"
+        "--ranking", action="store_true", help="levels 1 and 4 ranking over LoCoMo, no service"
     )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)

@@ -8,7 +8,9 @@ class (pronouns, prepositions, conjunctions, particles, question words), not by 
 
 from __future__ import annotations
 
+import calendar
 import re
+from datetime import date
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+(?:[.,]\d+)?", re.UNICODE)
@@ -84,3 +86,72 @@ def terms(text: str) -> list[str]:
 def keywords(text: str) -> list[str]:
     """Distinct content lemmas of a phrase, in the order they first appear."""
     return list(dict.fromkeys(terms(text)))
+
+
+# ---- days and months a phrase names ------------------------------------------------------
+
+_MONTHS_EN = (
+    "january february march april may june july august september october november december"
+).split()
+_MONTHS_RU = (
+    "январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь"
+).split()
+# English month names that are also common words count only beside a day or a year.
+_AMBIGUOUS_EN = frozenset({"may", "march", "august"})
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def _month(word: str) -> int | None:
+    if word in _MONTHS_EN:
+        return _MONTHS_EN.index(word) + 1
+    if _CYRILLIC.search(word):
+        found = _russian_lemma(word)
+        if found in _MONTHS_RU:
+            return _MONTHS_RU.index(found) + 1
+    return None
+
+
+def _number(token: str | None, low: int, high: int) -> int | None:
+    if token is None or not token.isdigit():
+        return None
+    value = int(token)
+    return value if low <= value <= high else None
+
+
+def periods(text: str, today: date | None = None) -> list[tuple[date, date]]:
+    """The days and months a phrase names, as (first day, last day): "on October 24, 2023",
+    "1 February, 2023", "in August 2023", «3 марта», «в августе 2023 года», "2023-10-24". A date
+    without its year is the latest one not after ``today``; a month name that is also a common
+    English word ("may", "march") counts only beside a day or a year. Read by code from the
+    words, never by a model; a year alone or a relative date ("last week") is not read."""
+    today = today or date.today()
+    found: list[tuple[date, date]] = []
+    for match in _ISO_DAY.finditer(text):
+        try:
+            day = date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            continue
+        found.append((day, day))
+    tokens = words(_ISO_DAY.sub(" ", text))
+    for i, word in enumerate(tokens):
+        month = _month(word)
+        if month is None:
+            continue
+        before = tokens[i - 1] if i > 0 else None
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        day = _number(before, 1, 31) or _number(after, 1, 31)
+        rest = tokens[i + 2 : i + 3] if _number(after, 1, 31) else tokens[i + 1 : i + 2]
+        year = _number(rest[0] if rest else None, 1000, 9999)
+        if word in _AMBIGUOUS_EN and day is None and year is None:
+            continue
+        if year is None:
+            year = today.year
+            if (month, day or 1) > (today.month, today.day):
+                year -= 1
+        try:
+            first = date(year, month, day or 1)
+        except ValueError:
+            continue
+        last = first if day else date(year, month, calendar.monthrange(year, month)[1])
+        found.append((first, last))
+    return list(dict.fromkeys(found))

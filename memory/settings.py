@@ -271,6 +271,9 @@ HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
 # (memory.services.notes.lift). Figures: PASSPORT.md «Поиск», bench/retrieval.py --ranking.
 RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
 RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
+# A question that names a day or a month (memory.language.periods) lifts the notes told then by
+# this much, before the neighbourhood's share.
+RANK_WHEN_WEIGHT = env.float("RANK_WHEN_WEIGHT", 0.5)
 # Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
 # serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or
 # ids) to URLs, and LIGHTRAG_URL is a template with {architect} (the id) for the rest.

@@ -46,6 +46,7 @@ class Stand:
     depth: str = ""
     trace: bool = False
     thread: str = ""
+    said_at: str = ""
     deny: str = ""
     create_table: str = ""
     previous_results: str = ""
@@ -63,6 +64,8 @@ class Stand:
             out["trace"] = True
         if self.thread.strip():
             out["thread"] = self.thread.strip()
+        if self.said_at.strip():
+            out["said_at"] = self.said_at.strip()
         if self.deny.strip():
             out["deny"] = self.deny.strip()
         if self.create_table.strip():
@@ -151,6 +154,7 @@ def read(post: Mapping[str, Any]) -> Stand:
         depth=post.get("depth", ""),
         trace=post.get("trace") in ("on", "true", "1"),
         thread=post.get("thread", ""),
+        said_at=post.get("said_at", ""),
         deny=post.get("deny", ""),
         create_table=post.get("create_table", ""),
         previous_results=post.get("previous_results", ""),

@@ -140,6 +140,20 @@ PARAMS: tuple[Param, ...] = (
         ),
     ),
     Param(
+        name="said_at",
+        verbs=("remember",),
+        shape=shapes.MOMENT,
+        label=Text(ru="Когда сказано", en="Said at"),
+        help=Text(
+            ru="Когда это было сказано, если не сейчас: для переноса прошлых разговоров (RFC 3339, "
+            "например 2023-05-08T13:56:00Z). По нему заметка встаёт на своё место в разговоре, "
+            "и вопрос, называющий день или месяц, находит сказанное тогда.",
+            en="When this was said, if not now: for bringing in past conversations (RFC 3339, "
+            "e.g. 2023-05-08T13:56:00Z). The note takes its place in its conversation by it, and "
+            "a question naming a day or a month finds what was said then.",
+        ),
+    ),
+    Param(
         name="scope",
         verbs=VERBS,
         shape=shapes.SCOPE_LIST,

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
+from django.utils import timezone
 
 from memory import language
 from memory import scope as scopes
@@ -221,27 +222,38 @@ def conversations(notes: Sequence[Any]) -> list[list[Any]]:
     return found
 
 
-Place = tuple[Any, int]  # a note's conversation and its position there
+Place = tuple[Any, int, date | None]  # a note's conversation, its position there, its day
 
 
-def lift(scores: dict[Any, float], places: dict[Any, Place]) -> dict[Any, float]:
-    """A ranked note gains a share of what its conversation around it scored: each note's score
-    plus ``RANK_NEIGHBOURHOOD_WEIGHT`` times the mean score of the ``RANK_NEIGHBOURHOOD_NOTES``
-    notes on each side in the same conversation (those not ranked count 0). A question is
-    usually answered where the talk was about it, so a hit among matching neighbours outranks
-    an equal hit alone. Scores should be on one scale (0…1 at the best); notes without a
-    place are left as they are. Pure: the ranking of level 1 and level 4 and the bench share it."""
+def lift(
+    scores: dict[Any, float],
+    places: dict[Any, Place],
+    periods: Sequence[tuple[date, date]] = (),
+) -> dict[Any, float]:
+    """The ranking's two lifts, one rule for level 1, level 4 and the bench. First, when the
+    question names days or months (``language.periods``), a note told within one of them gains
+    ``RANK_WHEN_WEIGHT``. Then each note gains a share of what its conversation around it
+    scored: ``RANK_NEIGHBOURHOOD_WEIGHT`` times the mean score of the ``RANK_NEIGHBOURHOOD_NOTES``
+    notes on each side (those not ranked count 0) — a question is usually answered where the
+    talk was about it, so a hit among matching neighbours outranks an equal hit alone. Scores
+    should be on one scale (0…1 at the best); notes without a place are left as they are."""
     width, weight = settings.RANK_NEIGHBOURHOOD_NOTES, settings.RANK_NEIGHBOURHOOD_WEIGHT
+    told = dict(scores)
+    if periods and settings.RANK_WHEN_WEIGHT:
+        for key in told:
+            day = places[key][2] if key in places else None
+            if day is not None and any(first <= day <= last for first, last in periods):
+                told[key] += settings.RANK_WHEN_WEIGHT
     if width <= 0 or weight <= 0:
-        return dict(scores)
+        return told
     by_talk: dict[Any, dict[int, float]] = {}
-    for key, score in scores.items():
+    for key, score in told.items():
         place = places.get(key)
         if place is not None and place[0] is not None:
             row = by_talk.setdefault(place[0], {})
             row[place[1]] = row.get(place[1], 0.0) + score
     lifted = {}
-    for key, score in scores.items():
+    for key, score in told.items():
         place = places.get(key)
         if place is None or place[0] is None:
             lifted[key] = score
@@ -250,6 +262,11 @@ def lift(scores: dict[Any, float], places: dict[Any, Place]) -> dict[Any, float]
         around = sum(row.get(at + d, 0.0) + row.get(at - d, 0.0) for d in range(1, width + 1))
         lifted[key] = score + weight * around / (2 * width)
     return lifted
+
+
+def place_of(note: Note) -> Place:
+    """Where ``lift`` finds a note: its conversation, its position, the day it was told."""
+    return (note.talk, note.position, timezone.localtime(note.created_at).date())
 
 
 @dataclass

@@ -184,6 +184,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
             run=run,
             terms=terms,
             entities=named,
+            at=parsed.get("said_at"),
         )
         # Without a model the note's things are known now, and go out with the note. With one,
         # the vectors go now and the graph after the model's parse (the sweep completes it

@@ -17,6 +17,7 @@ EXAMPLES = {
     "trace": True,
     "thread": "8ebb61f7-f91d-47df-a1a9-42170cfba29c",
     "deny": "мой друг его на самом деле не видел",
+    "said_at": "2023-05-08T13:56:00+03:00",
     "scope": [
         {"kind": "geo", "place": "madrid"},
         {"kind": "calendar", "start": "2026-05-01", "end": "2026-08-31"},

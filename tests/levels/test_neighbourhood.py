@@ -21,7 +21,7 @@ from memory.services.notes import lift, note_create, reindex
 def test_a_hit_among_matching_neighbours_outranks_an_equal_hit_alone(settings):
     settings.RANK_NEIGHBOURHOOD_NOTES, settings.RANK_NEIGHBOURHOOD_WEIGHT = 5, 0.5
     scores = {"alone": 1.0, "among": 1.0, "near": 0.6}
-    places = {"alone": ("b", 3), "among": ("a", 3), "near": ("a", 0)}
+    places = {"alone": ("b", 3, None), "among": ("a", 3, None), "near": ("a", 0, None)}
     lifted = lift(scores, places)
     assert lifted["alone"] == 1.0
     assert lifted["among"] == pytest.approx(1.0 + 0.5 * 0.6 / 10)
@@ -31,10 +31,10 @@ def test_a_hit_among_matching_neighbours_outranks_an_equal_hit_alone(settings):
 def test_only_the_same_conversation_within_the_width_lifts(settings):
     settings.RANK_NEIGHBOURHOOD_NOTES, settings.RANK_NEIGHBOURHOOD_WEIGHT = 2, 1.0
     scores = {"x": 1.0, "other talk": 1.0, "too far": 1.0, "unplaced": 1.0}
-    places = {"x": ("a", 10), "other talk": ("b", 11), "too far": ("a", 13)}
+    places = {"x": ("a", 10, None), "other talk": ("b", 11, None), "too far": ("a", 13, None)}
     lifted = lift(scores, places)
     assert lifted == scores  # another conversation, three places away, no place at all
-    places["close"] = ("a", 12)
+    places["close"] = ("a", 12, None)
     lifted = lift({**scores, "close": 0.4}, places)
     assert lifted["x"] == pytest.approx(1.0 + 0.4 / 4)
     assert lifted["too far"] == pytest.approx(1.0 + 0.4 / 4)
@@ -44,7 +44,7 @@ def test_only_the_same_conversation_within_the_width_lifts(settings):
 def test_weight_zero_leaves_the_ranking_as_it_was(settings):
     settings.RANK_NEIGHBOURHOOD_WEIGHT = 0.0
     scores = {"a": 0.3, "b": 0.9}
-    assert lift(scores, {"a": ("t", 0), "b": ("t", 1)}) == scores
+    assert lift(scores, {"a": ("t", 0, None), "b": ("t", 1, None)}) == scores
 
 
 # ---- places, written with the note -------------------------------------------------------

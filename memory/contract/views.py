@@ -34,6 +34,7 @@ _IDEMPOTENCY = OpenApiParameter(
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     required=False,
+    pattern=idempotency.KEY_PATTERN,
     description="Makes a retry safe: the same key with the same body returns the first answer "
     "(header Idempotent-Replayed: true); with another body the request is refused (422); while "
     "the first is still served, 409. Keys live IDEMPOTENCY_TTL_HOURS (24 h by default).",

@@ -27,7 +27,8 @@ from memory.models import Architect, IdempotencyRecord, Note, OutboxItem, Run
 from memory.services.cycle import frame
 
 HEADER = "Idempotency-Key"
-_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")  # printable ASCII, no spaces
+KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"  # printable ASCII, no spaces (the schema says so too)
+_KEY = re.compile(KEY_PATTERN)
 
 _BAD_KEY = Text(
     ru="заголовок Idempotency-Key: от 1 до 255 печатных ASCII-символов без пробелов",

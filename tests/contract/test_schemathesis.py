@@ -10,10 +10,13 @@ code the operation declares, the declared content type, a body valid against the
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
 import schemathesis
+from django.conf import settings as settings_module
 from hypothesis import HealthCheck, Phase, given, settings
 from rest_framework.test import APIClient
 from schemathesis import GenerationMode
@@ -24,7 +27,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from memory.contract import limits
 from memory.models import Architect
+from memory.services import idempotency
 from memory.wsgi import application
 from tests.conftest import make_key
 
@@ -43,6 +48,19 @@ CHECKS = [
 ]
 
 
+def _passes_the_gate(case: Any) -> bool:
+    """Would the gate let this request through to the verb (characters, depth, the key)?"""
+    body = case.body
+    try:
+        body = json.loads(json.dumps(body))  # as it travels: escaped surrogate pairs join
+    except (TypeError, ValueError):
+        return False
+    if limits.inspect(body, "en", settings_module.MEMORY_MAX_JSON_DEPTH) is not None:
+        return False
+    key = (case.headers or {}).get(idempotency.HEADER)
+    return key is None or re.match(idempotency.KEY_PATTERN, key) is not None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 @pytest.mark.parametrize("path", ["/api/v1/remember", "/api/v1/recall"])
@@ -56,6 +74,7 @@ def test_the_api_answers_every_generated_request_as_its_schema_says(grown, path,
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
     operation = schema[path]["POST"]
     answered: dict[int, int] = {}
+    reached: dict[int, int] = {}  # the cases the gate let through to the verb
 
     @settings(
         max_examples=EXAMPLES_PER_OPERATION,
@@ -69,12 +88,18 @@ def test_the_api_answers_every_generated_request_as_its_schema_says(grown, path,
     def check(case: Any) -> None:
         response = case.call(headers={"Authorization": f"Bearer {key}"})
         answered[response.status_code] = answered.get(response.status_code, 0) + 1
+        if _passes_the_gate(case):
+            reached[response.status_code] = reached.get(response.status_code, 0) + 1
         case.validate_response(response, checks=CHECKS)
 
     check()
-    # The run reached the verbs, not only the gate: a good share of positive cases are answered
-    # 200. The rest are the gate's documented refusals the schema cannot express (control
-    # characters, a malformed Idempotency-Key). Measured on remember: 47–66 of 150 answered 200,
-    # depending on the process (the generated stream follows hash order even when derandomized).
+    # The run reached the verbs, not only the gate. The gate's refusals are the ones the schema
+    # cannot express (control characters and lone surrogates anywhere in a body:
+    # tests/contract/test_limits.py proves them); how many of them a generated stream holds
+    # follows hash order even when derandomized, so they are counted apart. Of the positive cases
+    # the gate let through, most are answered 200; the rest are a period whose start is after
+    # its end (stated in words only) and an Idempotency-Key reused with another body (422).
     if mode == GenerationMode.POSITIVE:
-        assert answered.get(200, 0) > EXAMPLES_PER_OPERATION / 4, answered
+        through = sum(reached.values())
+        assert through >= EXAMPLES_PER_OPERATION / 5, (answered, reached)
+        assert reached.get(200, 0) > through / 2, (answered, reached)

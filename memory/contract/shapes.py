@@ -17,12 +17,13 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.core.validators import RegexValidator
 from django.utils import translation
 from django.utils.functional import lazy
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rfc3339_validator import validate_rfc3339
 
@@ -45,6 +46,8 @@ THREAD_MAX_CHARS = 200
 # Not blank: holds a character other than a space, a tab or a line break.
 NOT_BLANK = r"[^ \t\n\r]"
 DATE_PATTERN = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# The years a moment (``said_at``) may name: 1900-2099.
+MOMENT_YEARS = r"^(19|20)[0-9]{2}-"
 UUID_PATTERN = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 )
@@ -100,8 +103,9 @@ _DATE = Text(
     en="a date is written exactly YYYY-MM-DD, and the day must exist",
 )
 _DATETIME = Text(
-    ru="момент пишется по RFC 3339: ГГГГ-ММ-ДДTчч:мм:сс и смещение (Z или +03:00)",
-    en="a moment is written as RFC 3339: YYYY-MM-DDThh:mm:ss and an offset (Z or +03:00)",
+    ru="момент пишется по RFC 3339: ГГГГ-ММ-ДДTчч:мм:сс и смещение (Z или +03:00), год 1900–2099",
+    en="a moment is written as RFC 3339: YYYY-MM-DDThh:mm:ss and an offset (Z or +03:00), "
+    "in the years 1900-2099",
 )
 _UUID = Text(
     ru="ожидался UUID вида 8-4-4-4-12 шестнадцатеричных цифр",
@@ -205,10 +209,12 @@ class IsoDateField(serializers.DateField):
         raise AssertionError  # pragma: no cover - fail() raises
 
 
+@extend_schema_field({"type": "string", "format": "date-time", "pattern": MOMENT_YEARS})
 class Rfc3339Field(serializers.DateTimeField):
     """A moment as RFC 3339 writes it (the schema's ``format: date-time``): a date, a time and an
-    offset. A leap second is read as the second before it; a year Python cannot hold is refused
-    as the schema's checker refuses it."""
+    offset, in the years ``MOMENT_YEARS`` (the schema's ``pattern``: what people said, not year
+    37 with an offset no database holds). A leap second is read as the second before it; the
+    moment is kept in UTC."""
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs["error_messages"] = {**_BASE, "invalid": say(_DATETIME), "date": say(_DATETIME)}
@@ -216,11 +222,12 @@ class Rfc3339Field(serializers.DateTimeField):
 
     def to_internal_value(self, value: Any) -> datetime:
         text = value.upper() if isinstance(value, str) else ""
-        if text and validate_rfc3339(text):  # case-blind, as the schema's format checker
+        # case-blind, as the schema's format checker; the years as its pattern
+        if text and validate_rfc3339(text) and re.search(MOMENT_YEARS, value):
             if text[17:19] == "60":
                 text = f"{text[:17]}59{text[19:]}"
             try:
-                return datetime.fromisoformat(text)
+                return datetime.fromisoformat(text).astimezone(UTC)
             except ValueError:
                 pass
         self.fail("invalid", format="RFC 3339")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import schemathesis
 from django.conf import settings as settings_module
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from rest_framework.test import APIClient
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -74,7 +74,6 @@ def test_the_api_answers_every_generated_request_as_its_schema_says(grown, path,
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
     operation = schema[path]["POST"]
     answered: dict[int, int] = {}
-    reached: dict[int, int] = {}  # the cases the gate let through to the verb
 
     @settings(
         max_examples=EXAMPLES_PER_OPERATION,
@@ -86,20 +85,20 @@ def test_the_api_answers_every_generated_request_as_its_schema_says(grown, path,
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def check(case: Any) -> None:
+        if mode == GenerationMode.POSITIVE:
+            # What the schema allows but cannot say the gate refuses (control characters and
+            # lone surrogates anywhere in a body: tests/contract/test_limits.py proves those
+            # refusals); how many of them a generated stream holds follows hash order even when
+            # derandomized, so positive cases are the bodies that reach the verb.
+            assume(_passes_the_gate(case))
         response = case.call(headers={"Authorization": f"Bearer {key}"})
         answered[response.status_code] = answered.get(response.status_code, 0) + 1
-        if _passes_the_gate(case):
-            reached[response.status_code] = reached.get(response.status_code, 0) + 1
         case.validate_response(response, checks=CHECKS)
 
     check()
-    # The run reached the verbs, not only the gate. The gate's refusals are the ones the schema
-    # cannot express (control characters and lone surrogates anywhere in a body:
-    # tests/contract/test_limits.py proves them); how many of them a generated stream holds
-    # follows hash order even when derandomized, so they are counted apart. Of the positive cases
-    # the gate let through, most are answered 200; the rest are a period whose start is after
-    # its end (stated in words only) and an Idempotency-Key reused with another body (422).
+    # The run reached the verbs: most positive cases are answered 200; the rest are a period
+    # whose start is after its end (stated in words only) and an Idempotency-Key reused with
+    # another body (422).
     if mode == GenerationMode.POSITIVE:
-        through = sum(reached.values())
-        assert through >= EXAMPLES_PER_OPERATION / 5, (answered, reached)
-        assert reached.get(200, 0) > through / 2, (answered, reached)
+        print(f"{path} positive: {answered}")
+        assert answered.get(200, 0) > EXAMPLES_PER_OPERATION / 2, answered

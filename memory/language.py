@@ -13,6 +13,8 @@ import re
 from datetime import date
 from functools import lru_cache
 
+from django.utils import timezone
+
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+(?:[.,]\d+)?", re.UNICODE)
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"^[a-z][a-z'-]*$")
@@ -124,7 +126,7 @@ def periods(text: str, today: date | None = None) -> list[tuple[date, date]]:
     without its year is the latest one not after ``today``; a month name that is also a common
     English word ("may", "march") counts only beside a day or a year. Read by code from the
     words, never by a model; a year alone or a relative date ("last week") is not read."""
-    today = today or date.today()
+    today = today or timezone.localdate()
     found: list[tuple[date, date]] = []
     for match in _ISO_DAY.finditer(text):
         try:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory import language, relevance
+from memory import relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
@@ -28,7 +28,7 @@ from memory.levels.context import RecallContext
 from memory.models import MemoryObject, ShapeEntry
 from memory.services import objects as objects_service
 from memory.services import supersede
-from memory.services.notes import NoteHit, lift, notes_search, place_of
+from memory.services.notes import NoteHit, lift_notes, notes_search
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 
@@ -314,7 +314,7 @@ def _current_first(answering: list[NoteHit], shown: list[NoteHit], ctx: RecallCo
 
 @dataclass
 class _Notes:
-    shown: list[NoteHit]  # what is returned, BM25 order lifted by the neighbourhood
+    shown: list[NoteHit]  # what is returned, BM25 order lifted (``_lifted``)
     answering: list[NoteHit]  # those of them that pass the answer bar
     unknown: list[str]  # dimensions the question names that the best answering note lacks
     entry: ReportEntry
@@ -326,16 +326,16 @@ def _outside_scope(ctx: RecallContext, weights: Any) -> bool:
     return bool(notes_search(architect=ctx.architect, terms=ctx.keywords, weights=weights, limit=1))
 
 
-def _by_neighbourhood(hits: list[NoteHit], question: str) -> list[NoteHit]:
+def _lifted(hits: list[NoteHit], question: str) -> list[NoteHit]:
     """BM25's order, each note lifted by the day it was told and by how its conversation around
-    it scored (one rule: ``notes.lift``, on scores scaled to the best)."""
+    it scored (``notes.lift_notes``, on scores scaled to the best)."""
     best = max((h.score for h in hits), default=0.0)
     if best <= 0:
         return hits
-    lifted = lift(
+    lifted = lift_notes(
         {i: h.score / best for i, h in enumerate(hits)},
-        {i: place_of(h.note) for i, h in enumerate(hits)},
-        language.periods(question),
+        {i: h.note for i, h in enumerate(hits)},
+        question,
     )
     order = sorted(range(len(hits)), key=lambda i: -lifted[i])  # stable: ties keep BM25's order
     return [hits[i] for i in order]
@@ -350,7 +350,7 @@ def _notes(ctx: RecallContext) -> _Notes:
         limit=SEARCHED,
         scope=ctx.scope,  # narrowed inside the query; ``fits`` below has the last word
     )
-    fitting = _by_neighbourhood([h for h in hits if scopes.fits(h.note.scope, ctx.scope)], ctx.text)
+    fitting = _lifted([h for h in hits if scopes.fits(h.note.scope, ctx.scope)], ctx.text)
     shown = fitting[:MAX_RETURNED]
     ctx.extra["level1_notes"] = [note_item(h) for h in shown]
     ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these

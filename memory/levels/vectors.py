@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory import language, relevance
+from memory import relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
@@ -32,7 +32,7 @@ from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note
 from memory.services import objects as objects_service
-from memory.services.notes import lift, place_of
+from memory.services.notes import lift_notes
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion
@@ -186,7 +186,7 @@ def search(ctx: RecallContext) -> Outcome:
             )
         )
         meaning.append((kind, [_item(kind, h) for h in hits]))
-    ranked = _by_neighbourhood(fuse(lexical, meaning), ctx)[:RETURNED]
+    ranked = _lifted(fuse(lexical, meaning), ctx)[:RETURNED]
     _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:
@@ -230,23 +230,23 @@ def search(ctx: RecallContext) -> Outcome:
     )
 
 
-def _by_neighbourhood(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:
+def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:
     """The fused order, each note lifted by the day it was told and by how its conversation
-    around it scored (one rule: ``notes.lift``; one query for the notes' places). Scores stay
-    on fusion's scale."""
+    around it scored (``notes.lift_notes``; one query for the notes). Scores stay on fusion's
+    scale."""
     ids = [i["note"] for i in fused if i.get("note")]
     if not ids:
         return fused
-    places = {
-        str(note.pk): place_of(note)
+    notes = {
+        str(note.pk): note
         for note in Note.objects.filter(architect=ctx.architect, pk__in=ids).only(
             "pk", "talk", "position", "created_at"
         )
     }
-    lifted = lift(
+    lifted = lift_notes(
         {i["id"]: i["fused"] for i in fused},
-        {i["id"]: places[str(i["note"])] for i in fused if str(i.get("note")) in places},
-        language.periods(ctx.text),
+        {i["id"]: notes[str(i["note"])] for i in fused if str(i.get("note")) in notes},
+        ctx.text,
     )
     ordered = sorted(fused, key=lambda i: -lifted[i["id"]])
     for item in ordered:

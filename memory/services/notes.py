@@ -13,10 +13,10 @@ writes the note.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -100,7 +100,7 @@ def _before(note: Note) -> list[Note]:
     """The notes just before ``note`` in its conversation, newest first."""
     gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
     found: list[Note] = []
-    edge = note.created_at
+    edge = note
     candidates = (
         Note.objects.filter(
             architect_id=note.architect_id,
@@ -110,14 +110,24 @@ def _before(note: Note) -> list[Note]:
         )
         .exclude(pk=note.pk)
         .order_by("-created_at")
-        .only("pk", "created_at", "text", "talk", "position")[: settings.NOTES_CONTEXT_NEIGHBOURS]
+        .only("pk", "sender", "created_at", "text", "talk", "position")[
+            : settings.NOTES_CONTEXT_NEIGHBOURS
+        ]
     )
     for candidate in candidates:
-        if edge - candidate.created_at > gap:
+        if not _goes_on(candidate, edge):
             break
         found.append(candidate)
-        edge = candidate.created_at
+        edge = candidate
     return found
+
+
+def _goes_on(earlier: Any, later: Any) -> bool:
+    """Is ``later`` told in the same conversation as ``earlier``, the note just before it? The
+    same sender, no longer than ``NOTES_CONTEXT_GAP_SECONDS`` apart: the one rule ``_before``
+    walks back by and ``conversations`` cuts by."""
+    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
+    return earlier.sender == later.sender and later.created_at - earlier.created_at <= gap
 
 
 def in_context(note: Note) -> str:
@@ -209,20 +219,17 @@ def reindex(architect_id: int) -> int:
 
 
 def conversations(notes: Sequence[Any]) -> list[list[Any]]:
-    """Notes ordered by sender and time, cut into conversations: a new one starts with another
-    sender or after a gap longer than ``NOTES_CONTEXT_GAP_SECONDS`` (the rule ``_before``
-    applies to each new note)."""
-    gap = timedelta(seconds=settings.NOTES_CONTEXT_GAP_SECONDS)
+    """Notes ordered by sender and time, cut into conversations by ``_goes_on``."""
     found: list[list[Any]] = []
     for note in notes:
-        last = found[-1][-1] if found else None
-        if last is None or last.sender != note.sender or note.created_at - last.created_at > gap:
+        if not found or not _goes_on(found[-1][-1], note):
             found.append([])
         found[-1].append(note)
     return found
 
 
 Place = tuple[Any, int, date | None]  # a note's conversation, its position there, its day
+K = TypeVar("K")
 
 
 def lift(
@@ -264,9 +271,14 @@ def lift(
     return lifted
 
 
-def place_of(note: Note) -> Place:
-    """Where ``lift`` finds a note: its conversation, its position, the day it was told."""
-    return (note.talk, note.position, timezone.localtime(note.created_at).date())
+def lift_notes(scores: dict[K, float], notes: Mapping[K, Note], question: str) -> dict[K, float]:
+    """``lift`` over the memory's notes: each found where it was told (its conversation, its
+    position there, its day), the periods read from the question. Level 1 and level 4 rank by it."""
+    places = {
+        key: (note.talk, note.position, timezone.localtime(note.created_at).date())
+        for key, note in notes.items()
+    }
+    return lift(scores, places, language.periods(question))
 
 
 @dataclass

@@ -121,7 +121,7 @@ def test_level_4_lifts_the_fused_list_by_the_same_rule(bob, settings):
         {"id": f"notes:{n.pk}", "note": str(n.pk), "fused": score, "answers": False}
         for n, score in ((reply_b, 1.0), (reply_a, 1.0), (opener, 0.8))
     ]
-    ranked = vectors_level._by_neighbourhood([dict(i) for i in fused], _ctx(bob, "blue bowl"))
+    ranked = vectors_level._lifted([dict(i) for i in fused], _ctx(bob, "blue bowl"))
     assert [i["note"] for i in ranked][:2] == [str(reply_a.pk), str(reply_b.pk)]
     width, weight = settings.RANK_NEIGHBOURHOOD_NOTES, settings.RANK_NEIGHBOURHOOD_WEIGHT
     assert ranked[0]["fused"] == pytest.approx(1.0 + weight * 0.8 / (2 * width), abs=1e-5)

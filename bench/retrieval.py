@@ -356,23 +356,27 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     neighbours (``ContextBM25``) lifted by the day asked and the neighbourhood (``notes.lift``;
     each session is a conversation, its turns told when it was), the nearest
     notes alone and in their context (the memory's embedder; the window ``notes.window``
-    builds), fused by level 4's own ``fuse`` and lifted again, at several weights. "deep, with
+    builds), fused by level 4's own ``fuse`` (and, to compare, by the rank fusion the ladder
+    gives candidates) and lifted again, at several weights. "deep, with
     the ladder" asks level 1 first, as recall does: when one of its first ten notes passes the
     answer bar (``relevance``) the ladder stops there, else level 4's list counts. What it
     leaves out is the graph (level 3)."""
     import numpy as np
     from django.test import override_settings
 
-    from memory import language, relevance
+    from memory import ladder, language, relevance
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
     from memory.services.notes import lift, window
     from memory.stores.embeddings import embedder
 
-    contexts, lifts, days = (0.0, 0.3, 0.5, 0.8), (0.0, 0.2, 0.5, 1.0), (0.0, 0.25, 1.0)
+    contexts, meanings = (0.0, 0.3, 0.5, 0.8), (0.5, 1.0)
+    lifts, days = (0.0, 0.2, 0.5, 1.0), (0.0, 0.25, 1.0)
     methods = ["BM25 with context", "level 1 (+ day, neighbourhood)"]
     methods += ["dense notes", "dense in context"]
     methods += [f"fusion, context {w}" for w in contexts]
+    methods += [f"fusion, meaning {w}" for w in meanings]
+    methods += ["rank fusion (RRF, k=60)"]
     methods += [f"level 4, neighbourhood {w}" for w in lifts]
     methods += [f"level 4, day {w}" for w in days]
     methods += ["deep, with the ladder"]
@@ -414,12 +418,12 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             lexical = [
                 {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False} for i in level1
             ]
-            lists = {}
+            meaning = {}
             for kind, matrix in (("notes", own), ("context", context)):
                 similarity = matrix @ vector
                 nearest = np.argsort(-similarity)[: vectors_level.SEARCHED]
                 key = "similarity" if kind == "notes" else "context_similarity"
-                lists[kind] = [
+                meaning[kind] = [
                     {
                         "id": f"notes:{i}",
                         "note": int(i),
@@ -431,34 +435,34 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             ranked = {
                 "BM25 with context": first,
                 "level 1 (+ day, neighbourhood)": level1,
-                "dense notes": [i["note"] for i in lists["notes"]],
-                "dense in context": [i["note"] for i in lists["context"]],
+                "dense notes": [i["note"] for i in meaning["notes"]],
+                "dense in context": [i["note"] for i in meaning["context"]],
             }
             for w in contexts:
                 with override_settings(HYBRID_CONTEXT_WEIGHT=w):
-                    meaning = [("notes", lists["notes"])] + (
-                        [("context", lists["context"])] if w else []
-                    )
-                    fused = vectors_level.fuse(lexical, meaning)
+                    fused = vectors_level.fuse(lexical, [*meaning.items()][: 2 if w else 1])
                 ranked[f"fusion, context {w}"] = [i["note"] for i in fused]
-                if w != settings_value("HYBRID_CONTEXT_WEIGHT"):
-                    continue
-                for name, value in [("NEIGHBOURHOOD", n) for n in lifts] + [
-                    ("WHEN", d) for d in days
-                ]:
+            for w in meanings:
+                with override_settings(HYBRID_MEANING_WEIGHT=w):
+                    fused = vectors_level.fuse(lexical, [*meaning.items()])
+                ranked[f"fusion, meaning {w}"] = [i["note"] for i in fused]
+            fused = vectors_level.fuse(lexical, [*meaning.items()])  # the settings' own weights
+            rrf = ladder.fuse([(1.0, lexical), *((1.0, m) for m in meaning.values())], limit=20)
+            ranked["rank fusion (RRF, k=60)"] = [i["note"] for i in rrf]
+            for name, values in (("NEIGHBOURHOOD", lifts), ("WHEN", days)):
+                for value in values:
                     with override_settings(**{f"RANK_{name}_WEIGHT": value}):
                         up = lift({i["note"]: i["fused"] for i in fused}, places, periods)
-                    row = (
-                        f"level 4, {'neighbourhood' if name == 'NEIGHBOURHOOD' else 'day'} {value}"
-                    )
-                    ranked[row] = sorted(up, key=lambda i: -up[i])
+                    row = "neighbourhood" if name == "NEIGHBOURHOOD" else "day"
+                    ranked[f"level 4, {row} {value}"] = sorted(up, key=lambda i: -up[i])
+            up = lift({i["note"]: i["fused"] for i in fused}, places, periods)
+            level4 = sorted(up, key=lambda i: -up[i])
             keywords = language.keywords(str(q["question"]))
             if any(relevance.answers(weights.coverage(keywords, bm25.own[i])) for i in level1[:10]):
                 answered_at_1 += 1
                 ranked["deep, with the ladder"] = level1
             else:
-                n = settings_value("RANK_NEIGHBOURHOOD_WEIGHT")
-                ranked["deep, with the ladder"] = ranked[f"level 4, neighbourhood {n}"]
+                ranked["deep, with the ladder"] = level4
             for method, got in ranked.items():
                 for k in KS:
                     hits[method][k] += bool(evidence & set(got[:k]))
@@ -467,12 +471,6 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
         "answered_at_level_1": answered_at_1,
         "recall_any": {m: {k: hits[m][k] / max(1, questions) for k in KS} for m in methods},
     }
-
-
-def settings_value(name: str) -> Any:
-    from django.conf import settings
-
-    return getattr(settings, name)
 
 
 def print_ranking(result: dict[str, Any]) -> None:

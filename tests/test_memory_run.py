@@ -40,6 +40,13 @@ def _wait_for(what: str, served: Served, within: float) -> list[int]:
     pytest.fail(f"no {what} within {within:.0f} s:\n{served.tail()}")
 
 
+def _wait_for_line(line: str, served: Served, deadline: float) -> None:
+    while line not in served.log():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not logged: {line!r}\n{served.tail()}")
+        time.sleep(0.1)
+
+
 @pytest.mark.slow
 def test_it_serves_through_gunicorn_threads_in_one_process(served: Served) -> None:
     web = served.children()["web"]
@@ -96,9 +103,10 @@ def test_a_killed_child_is_restarted_and_logged(served: Served, role: str, name:
             break
         time.sleep(0.1)
     assert new, f"the {name} was not restarted within {RESTART_WITHIN:.0f} s:\n{served.tail()}"
-    log = served.log()
-    assert f"{name} (pid {old}) was killed by SIGKILL (exit code -9)" in log
-    assert f"{name} started (pid {new[0]})" in log
+    # The child can show in the process table a moment before the parent's log line is written.
+    logged_by = time.monotonic() + 5
+    _wait_for_line(f"{name} (pid {old}) was killed by SIGKILL (exit code -9)", served, logged_by)
+    _wait_for_line(f"{name} started (pid {new[0]})", served, logged_by)
     assert b"MEMORY_STORE_ACCESS=door" in _environ(new[0])
     time.sleep(2)
     assert alive(new[0]), f"the restarted {name} died:\n{served.tail()}"

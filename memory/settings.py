@@ -273,6 +273,14 @@ HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
 # without it, 0.857 / 0.862 / 0.861 at 0.2 / 0.5 / 1.0; flat over 3-10 notes a side.
 RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
 RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
+
+# The relearning cycle (PASSPORT.md «Цикл дообучения», fork 9): an answer found at level 4 or
+# above becomes an artifact object and a summary (tables, vectors, graph) so the same question
+# is answered at level 1 next time. sync: stored before the answer leaves (the ids and the
+# stores' status come with it); async: the rows commit with the answer and the outbox writes the
+# vectors and the graph after it (status "queued"); off: no cycle, for benches that measure a
+# first ask only (bench/retrieval.py).
+RELEARNING = env.str("RELEARNING", "sync", validate=lambda v: v in ("sync", "async", "off"))
 # A question that names a day or a month (memory.language.periods) lifts the notes told then by
 # this much, before the neighbourhood's share. LoCoMo, level 4's @10: 0.848 without it, 0.860 /
 # 0.862 / 0.863 at 0.25 / 0.5 / 1.0.

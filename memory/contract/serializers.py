@@ -94,6 +94,31 @@ class _Frame(serializers.Serializer):
     thread = serializers.CharField(required=False, help_text="present when a model was called")
 
 
+class RelearnedStore(serializers.Serializer):
+    id = serializers.CharField(allow_null=True, required=False)
+    status = serializers.ChoiceField(choices=("written", "queued", "failed", "skipped"))
+    items = serializers.IntegerField(min_value=0, required=False)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class Relearned(serializers.Serializer):
+    """What the relearning cycle kept from this answer (PASSPORT.md «Цикл дообучения»)."""
+
+    skill = serializers.CharField()
+    mode = serializers.ChoiceField(choices=("sync", "async"))
+    status = serializers.ChoiceField(
+        choices=("failed",), required=False, help_text="present only when the cycle broke"
+    )
+    note = serializers.CharField(required=False, help_text="why the cycle broke")
+    summary = serializers.UUIDField(required=False, help_text="the summary's id (tables)")
+    text = serializers.CharField(required=False, help_text="the summary")
+    written_by = serializers.ChoiceField(choices=("code", "model"), required=False)
+    object = serializers.UUIDField(required=False, help_text="the artifact in the object store")
+    vectors = RelearnedStore(required=False)
+    graph = RelearnedStore(required=False)
+    link = RelearnedStore(required=False)
+
+
 class RecallAnswer(_Frame):
     kind = serializers.ChoiceField(choices=ladder.KINDS)
     answer = AnswerBody()
@@ -102,6 +127,11 @@ class RecallAnswer(_Frame):
     )
     report = serializers.ListField(child=ReportEntry())
     missing = serializers.ListField(child=Missing(), help_text="what the answer depends on")
+    relearned = Relearned(
+        required=False,
+        help_text="present when the answer was found at level 4 or deeper: what was kept so the "
+        "same question is answered at level 1 next time",
+    )
 
 
 class TableWrite(serializers.Serializer):

@@ -23,11 +23,11 @@ from typing import Any
 from memory import relevance
 from memory import scope as scopes
 from memory.i18n import Text
-from memory.ladder import Kind, Outcome, ReportEntry
+from memory.ladder import KINDS, Kind, Outcome, ReportEntry
 from memory.levels.context import RecallContext
 from memory.models import MemoryObject, ShapeEntry
 from memory.services import objects as objects_service
-from memory.services import supersede
+from memory.services import relearning, supersede
 from memory.services.notes import NoteHit, lift_notes, notes_search
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
@@ -424,6 +424,75 @@ def unknown_missing(dimensions: list[str], ctx: RecallContext) -> list[dict[str,
     return out
 
 
+# --- summaries (the relearning cycle) ----------------------------------------------------------
+
+_LEARNED = Text(
+    ru="Из того, что память уже выяснила (саммари прогона {run}, уровень {level}):",
+    en="From what the memory has already worked out (summary of run {run}, level {level}):",
+)
+
+
+def _learned(
+    ctx: RecallContext,
+    report: list[ReportEntry],
+    trace: list[dict[str, Any]],
+    best_object: objects_service.ObjectHit | None,
+) -> Outcome | None:
+    hits = relearning.summaries_search(
+        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), scope=ctx.scope
+    )
+    best = next((h for h in hits if relevance.answers(h.coverage)), None)
+    trace.append(
+        {
+            "level": 1,
+            "event": "summaries",
+            "candidates": len(hits),
+            "best_coverage": round(max((h.coverage for h in hits), default=0.0), 3),
+        }
+    )
+    if best is None or (best_object is not None and best_object.coverage > best.coverage):
+        return None
+    summary = best.summary
+    missing = scope_missing([summary.scope], ctx, unknown=scopes.unknown(summary.scope, ctx.scope))
+    kept: Kind = summary.kind if summary.kind in KINDS else "probabilistic"  # type: ignore[assignment]
+    kind: Kind = "parameter_dependent" if missing else kept
+    report.append(
+        ReportEntry(
+            1,
+            "tables",
+            "summaries",
+            "answered",
+            returned=1,
+            kind=kind,
+            note=_MATCHED(ctx.lang, words=", ".join(best.matched)),
+        )
+    )
+    found = relearning.card(summary)
+    lines = [_LEARNED(ctx.lang, run=summary.run_id, level=summary.level), summary.text]
+    data: dict[str, Any] = {
+        "summaries": [found],
+        "notes": [
+            {"id": f"notes:{f['note']}", "note": f["note"], "text": f["text"], "source": "notes"}
+            for f in summary.basis
+            if f.get("note")
+        ],
+    }
+    answer_object = None
+    if summary.object_id is not None and summary.object is not None:
+        answer_object = objects_service.object_answer(summary.object)
+    return Outcome(
+        found=True,
+        kind=kind,
+        form="text",
+        text="\n".join(lines),
+        data=data,
+        object=answer_object,
+        report=report,
+        trace=trace,
+        missing=missing,
+    )
+
+
 # --- the level ---------------------------------------------------------------------------------
 
 
@@ -487,6 +556,75 @@ def _object_item(hit: objects_service.ObjectHit) -> dict[str, Any]:
     }
 
 
+# --- summaries (the relearning cycle) ----------------------------------------------------------
+
+_LEARNED = Text(
+    ru="Из того, что память уже выяснила (саммари прогона {run}, уровень {level}):",
+    en="From what the memory has already worked out (summary of run {run}, level {level}):",
+)
+
+
+def _learned(
+    ctx: RecallContext,
+    report: list[ReportEntry],
+    trace: list[dict[str, Any]],
+    best_object: objects_service.ObjectHit | None,
+) -> Outcome | None:
+    hits = relearning.summaries_search(
+        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), scope=ctx.scope
+    )
+    best = next((h for h in hits if relevance.answers(h.coverage)), None)
+    trace.append(
+        {
+            "level": 1,
+            "event": "summaries",
+            "candidates": len(hits),
+            "best_coverage": round(max((h.coverage for h in hits), default=0.0), 3),
+        }
+    )
+    if best is None or (best_object is not None and best_object.coverage > best.coverage):
+        return None
+    summary = best.summary
+    missing = scope_missing([summary.scope], ctx, unknown=scopes.unknown(summary.scope, ctx.scope))
+    kept: Kind = summary.kind if summary.kind in KINDS else "probabilistic"  # type: ignore[assignment]
+    kind: Kind = "parameter_dependent" if missing else kept
+    report.append(
+        ReportEntry(
+            1,
+            "tables",
+            "summaries",
+            "answered",
+            returned=1,
+            kind=kind,
+            note=_MATCHED(ctx.lang, words=", ".join(best.matched)),
+        )
+    )
+    found = relearning.card(summary)
+    lines = [_LEARNED(ctx.lang, run=summary.run_id, level=summary.level), summary.text]
+    data: dict[str, Any] = {
+        "summaries": [found],
+        "notes": [
+            {"id": f"notes:{f['note']}", "note": f["note"], "text": f["text"], "source": "notes"}
+            for f in summary.basis
+            if f.get("note")
+        ],
+    }
+    answer_object = None
+    if summary.object_id is not None and summary.object is not None:
+        answer_object = objects_service.object_answer(summary.object)
+    return Outcome(
+        found=True,
+        kind=kind,
+        form="text",
+        text="\n".join(lines),
+        data=data,
+        object=answer_object,
+        report=report,
+        trace=trace,
+        missing=missing,
+    )
+
+
 # --- the level ---------------------------------------------------------------------------------
 
 
@@ -532,6 +670,12 @@ def search(ctx: RecallContext) -> Outcome:
             )
         )
     best_note = found.answering[0].coverage if found.answering else 0.0
+    if grown is None and not found.answering:
+        # What an earlier expensive answer taught (the relearning cycle) answers the question
+        # it holds, when no note does; its artifact object comes with it.
+        learned = _learned(ctx, report, trace, best_object)
+        if learned is not None:
+            return learned
     if best_object is not None and grown is None and best_object.coverage >= best_note:
         return _object_outcome(
             best_object.object, report, trace, ctx, relevance.kind_for(best_object.coverage)

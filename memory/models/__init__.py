@@ -8,6 +8,7 @@ from .objects import MemoryObject, ObjectKeyword
 from .outbox import OutboxItem
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
+from .summaries import Summary, SummaryKeyword
 from .tenancy import ApiKey, Architect, User
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "OutboxItem",
     "Run",
     "ShapeEntry",
+    "Summary",
+    "SummaryKeyword",
     "Thread",
     "ToolCall",
     "User",

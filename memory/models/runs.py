@@ -37,6 +37,8 @@ class Run(models.Model):
     tools = models.JSONField(default=list, blank=True)
     params = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=list, blank=True)
+    # What the relearning cycle kept from this run's answer: every id, and each store's status.
+    relearned = models.JSONField(default=dict, blank=True)
     thread = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
     # The process serving this cycle ("host:pid:start"): the sweep closes a run whose process is

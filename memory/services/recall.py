@@ -6,10 +6,13 @@ import logging
 import time
 from typing import Any
 
+from django.conf import settings
+
 from memory import ladder, language
 from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
+from memory.services import relearning
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.runs import run_close
 from memory.stores.graph_types import note_of_chunk
@@ -105,6 +108,10 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     }
     if parsed.get("trace"):
         answer["trace"] = climb.trace
+    if final is not None and climb.depth_used >= RELEARN_FROM_LEVEL:
+        relearned = _relearn(parsed, caller, run, final, climb.depth_used)
+        if relearned is not None:
+            answer["relearned"] = relearned
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     thread = next((o.thread for o in reversed(climb.outcomes) if o.thread), "")
     if thread:
@@ -123,11 +130,43 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         seconds=seconds,
         stores=sorted({e.store for e in climb.report if e.status != "skipped"}),
         tools=sorted({t for o in climb.outcomes for t in o.tools}),
-        skills=sorted({s for o in climb.outcomes for s in o.skills}),
+        skills=sorted(
+            {s for o in climb.outcomes for s in o.skills}
+            | ({relearning.SKILL} if "relearned" in answer else set())
+        ),
+        relearned=answer.get("relearned", {}),
         params=answer["params"],
         report=answer["report"],
     )
     return answer
+
+
+# An answer found this deep is kept by the relearning cycle (PASSPORT.md «Цикл дообучения»).
+RELEARN_FROM_LEVEL = 4
+
+
+def _relearn(
+    parsed: Any, caller: Caller, run: Any, final: Any, level: int
+) -> dict[str, Any] | None:
+    """Keep what an expensive answer found, so the same question is cheap next time. The answer
+    is ready: a cycle that breaks is reported in it, never turned into an error answer."""
+    if settings.RELEARNING == "off":
+        return None
+    result = relearning.from_outcome(
+        question=parsed.get("text"), level=level, outcome=final, scope=parsed.get("scope", [])
+    )
+    if result is None:
+        return None
+    try:
+        return relearning.relearn(result, architect=caller.architect, run=run, lang=parsed.lang)
+    except Exception as error:
+        log.exception("recall: the relearning cycle of run %s failed", run.pk)
+        return {
+            "skill": relearning.SKILL,
+            "mode": settings.RELEARNING,
+            "status": "failed",
+            "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
+        }
 
 
 def _answer_ids(data: Any) -> set[str]:

@@ -1,0 +1,58 @@
+"""Summaries: what an expensive answer taught the memory, kept so the next such question is
+cheap (PASSPORT.md «Цикл дообучения»)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+WRITERS = [("code", "code"), ("model", "model")]
+
+
+class Summary(models.Model):
+    """One relearning cycle's summary: the question, what was found and where the detail lies
+    (the artifact object), the chain of basis, and where its copies went."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    architect = models.ForeignKey(
+        "memory.Architect", on_delete=models.CASCADE, related_name="summaries"
+    )
+    run = models.ForeignKey(
+        "memory.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="summaries"
+    )
+    question = models.TextField()
+    text = models.TextField()
+    level = models.PositiveSmallIntegerField(help_text="the level whose answer it keeps")
+    kind = models.CharField(max_length=32, help_text="the kind of the answer it keeps")
+    scope = models.JSONField(default=list, blank=True)
+    basis = models.JSONField(default=list, blank=True, help_text="the facts it rests on")
+    object = models.ForeignKey(
+        "memory.MemoryObject", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    written_by = models.CharField(max_length=8, choices=WRITERS)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "summaries"
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+
+class SummaryKeyword(models.Model):
+    """One term of a summary's question or text: level 1 finds summaries by them."""
+
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="keywords")
+    lemma = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["summary", "lemma"], name="summary_keyword_once")
+        ]
+        indexes = [models.Index(fields=["architect", "lemma"], name="summary_keyword_lookup")]
+
+    def __str__(self) -> str:
+        return self.lemma

@@ -1,0 +1,364 @@
+"""The relearning cycle (PASSPORT.md «Цикл дообучения», §14.3): one order, one code path, for a
+research conclusion and a computed table alike — an expensive answer becomes a cheap one.
+
+1. the result exists (``Result``: the question, the level that found it, the facts it rests on,
+   the rows when it is a computation);
+2. an artifact — a Markdown document, a table when the answer is a computation — goes to the
+   object store → its id;
+3. a short summary says what was found and where the detail lies (written by code from the
+   facts, or by the model when it wrote one);
+4. the summary goes to the vectors (``summaries``) → its id;
+5. the summary goes to the graph (a chunk and the things it names) → its id;
+6. the link table of the entity concerned is updated when one exists — skipping it never fails
+   the cycle.
+
+The summary is also a row of the relational store, indexed by its terms, so level 1 answers the
+same question next time (``summaries_search``). The rows and the outbox items commit in one
+transaction; ``sync`` delivers the stores before the answer leaves, ``async`` leaves them to the
+outbox's worker (settings.RELEARNING).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory import language
+from memory import scope as scopes
+from memory.i18n import Text
+from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword
+from memory.relevance import TermWeights
+from memory.services import knowledge
+from memory.services import objects as objects_service
+from memory.stores import outbox
+from memory.stores.graph_types import Chunk, Entity
+from memory.stores.vectors import VectorItem
+
+log = logging.getLogger(__name__)
+
+SKILL = "relearning-cycle"
+SUMMARY_CHUNK_PREFIX = "summary-"
+FACTS_IN_SUMMARY = 3
+FACT_CHARS = 200
+
+_LEVEL = Text(
+    ru="уровень {level}",
+    en="level {level}",
+)
+_SUMMARY = Text(
+    ru="На вопрос «{question}» память нашла ({level}, прогон {run}, {day}): {facts}. "
+    "Подробно — объект {object}.",
+    en="Asked «{question}», the memory found ({level}, run {run}, {day}): {facts}. "
+    "The detail is object {object}.",
+)
+_FACT = Text(ru="«{text}» (заметка {note}, {day})", en="«{text}» (note {note}, {day})")
+_FACT_BARE = Text(ru="«{text}»", en="«{text}»")
+_ROWS = Text(ru="таблица из {rows} строк", en="a table of {rows} rows")
+_DOC_FOUND = Text(
+    ru="Найдено на уровне {level}, прогон {run}, {day}.",
+    en="Found at level {level}, run {run}, {day}.",
+)
+_DOC_HEAD = Text(ru="| # | Факт | Источник | Когда |", en="| # | Fact | Source | When |")
+_DOC_ANSWER = Text(ru="## Ответ", en="## Answer")
+_DOC_BASIS = Text(ru="## Основание", en="## Basis")
+_NO_THINGS = Text(
+    ru="в саммари не названо ни одной сущности — графу нечего связать",
+    en="the summary names no things — nothing for the graph to link",
+)
+_NO_LINK = Text(
+    ru="таблиц связи с сущностью в этой памяти нет — шаг пропущен",
+    en="this memory has no entity link tables — the step is skipped",
+)
+
+
+@dataclass
+class Result:
+    """Step 1: what an expensive answer found."""
+
+    question: str
+    level: int
+    kind: str
+    text: str
+    facts: list[dict[str, Any]] = field(default_factory=list)  # note, text, said_at, source
+    scope: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] | None = None  # a computation's table
+    summary: str = ""  # the model's summary; empty → code writes it
+
+
+def from_outcome(
+    *, question: str, level: int, outcome: Any, scope: Sequence[dict[str, Any]]
+) -> Result | None:
+    """The result a level's answer holds, or None when there is nothing new to keep: the answer
+    came from a summary (it is already knowledge) or holds no fact."""
+    data = outcome.data if isinstance(outcome.data, dict) else {}
+    items = [i for i in data.get("hits", data.get("notes", [])) if isinstance(i, dict)]
+    answering = [i for i in items if i.get("answers", True)]
+    if any(i.get("source") == "summaries" for i in answering[:1]):
+        return None
+    facts = [
+        {
+            "note": str(i["note"]) if i.get("note") else None,
+            "text": str(i.get("text", "")),
+            "said_at": i.get("created_at"),
+            "source": i.get("source", "notes"),
+            "id": str(i.get("id", "")),
+        }
+        for i in answering
+        if i.get("text")
+    ]
+    if not facts:
+        return None
+    return Result(
+        question=question,
+        level=level,
+        kind=outcome.kind or "probabilistic",
+        text=outcome.text,
+        facts=facts,
+        scope=list(scope),
+    )
+
+
+def _day(moment: Any) -> str:
+    return str(moment or "")[:10]
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def artifact(result: Result, *, run: Run, lang: str) -> str:
+    """Step 2's document: the question, the answer, the facts as a table (or the computed rows)."""
+    day = _day(timezone.now().isoformat())
+    lines = [
+        f"# {_cell(result.question)}",
+        "",
+        _DOC_FOUND(lang, level=result.level, run=run.pk, day=day),
+    ]
+    lines += ["", _DOC_ANSWER(lang), "", result.text.strip(), "", _DOC_BASIS(lang), ""]
+    if result.rows:
+        columns = list(dict.fromkeys(k for row in result.rows for k in row))
+        lines.append("| " + " | ".join(_cell(c) for c in columns) + " |")
+        lines.append("|" + "---|" * len(columns))
+        for row in result.rows:
+            lines.append("| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |")
+    else:
+        lines += [_DOC_HEAD(lang), "|---|---|---|---|"]
+        for i, fact in enumerate(result.facts, 1):
+            source = f"{fact['source']} {fact['note'] or fact['id']}"
+            lines.append(
+                f"| {i} | {_cell(fact['text'])} | {_cell(source)} | {_day(fact['said_at'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def summary_text(result: Result, *, run: Run, object_id: str, lang: str) -> str:
+    """Step 3, by code: the question, the facts found (with their notes and days), where the
+    detail lies. A model's summary, when there is one, is used as it is."""
+    if result.summary.strip():
+        return result.summary.strip()
+    if result.rows is not None:
+        facts = _ROWS(lang, rows=len(result.rows))
+    else:
+        shown = []
+        for fact in result.facts[:FACTS_IN_SUMMARY]:
+            text = " ".join(fact["text"].split())[:FACT_CHARS]
+            if fact["note"]:
+                shown.append(_FACT(lang, text=text, note=fact["note"], day=_day(fact["said_at"])))
+            else:
+                shown.append(_FACT_BARE(lang, text=text))
+        facts = "; ".join(shown)
+    return _SUMMARY(
+        lang,
+        question=" ".join(result.question.split()),
+        level=_LEVEL(lang, level=result.level),
+        run=run.pk,
+        day=_day(timezone.now().isoformat()),
+        facts=facts,
+        object=object_id,
+    )
+
+
+def summary_chunk_id(summary_id: Any) -> str:
+    return f"{SUMMARY_CHUNK_PREFIX}{summary_id}"
+
+
+def _graph_items(summary: Summary, result: Result, run: Run, lang: str) -> tuple[list[Any], str]:
+    """Step 5: the summary as a chunk, linked to the things it names (natasha / the English
+    rules, as for notes); no things → no insert, with the reason."""
+    named = knowledge.named_by_ner(f"{result.question}. {summary.text}")
+    chunk = Chunk(id=summary_chunk_id(summary.pk), content=summary.text)
+    entities = [
+        Entity(
+            name=e["name"],
+            type=e.get("type", "thing"),
+            description=f"«{summary.text[:300]}»",
+            source=chunk.id,
+        )
+        for e in named.get("entities", [])
+    ]
+    if not entities:
+        return [], _NO_THINGS(lang)
+    item = outbox.graph_insert(
+        architect=summary.architect, chunks=[chunk], entities=entities, relations=[], run=run
+    )
+    return [item], ""
+
+
+@transaction.atomic
+def _keep(
+    result: Result, *, architect: Architect, run: Run, lang: str
+) -> tuple[Summary, dict[str, list[Any]], str]:
+    document = artifact(result, run=run, lang=lang)
+    obj, object_item = objects_service.object_keep(
+        architect=architect,
+        name=f"answer-{run.pk}.md",
+        media_type="text/markdown",
+        content=document.encode("utf-8"),
+        description=result.question,
+        origin="answer",
+        run=run,
+    )
+    text = summary_text(result, run=run, object_id=str(obj.pk), lang=lang)
+    MemoryObject.objects.filter(pk=obj.pk).update(summary=text)
+    summary = Summary.objects.create(
+        architect=architect,
+        run=run,
+        question=result.question,
+        text=text,
+        level=result.level,
+        kind=result.kind,
+        scope=result.scope,
+        basis=result.facts,
+        object=obj,
+        written_by="model" if result.summary.strip() else "code",
+    )
+    terms = language.keywords(f"{result.question} {text}")
+    SummaryKeyword.objects.bulk_create(
+        [SummaryKeyword(architect=architect, summary=summary, lemma=t[:64]) for t in terms]
+    )
+    vector_item = outbox.vectors_add(
+        architect=architect,
+        kind="summaries",
+        items=[
+            VectorItem(
+                id=str(summary.pk),
+                text=text,
+                payload={
+                    "summary": str(summary.pk),
+                    "text": text,
+                    "run": str(run.pk),
+                    "object": str(obj.pk),
+                    "created_at": summary.created_at.isoformat(),
+                    "scope": result.scope,
+                    "places": scopes.places(result.scope),
+                },
+            )
+        ],
+        run=run,
+    )
+    graph_items, graph_note = _graph_items(summary, result, run, lang)
+    return (
+        summary,
+        {"object": [object_item], "vectors": [vector_item], "graph": graph_items},
+        graph_note,
+    )
+
+
+def relearn(
+    result: Result, *, architect: Architect, run: Run, lang: str, mode: str | None = None
+) -> dict[str, Any]:
+    """Run steps 2–6; return what went where (every id), for the answer and the run.
+
+    The rows commit in one transaction with their outbox items; ``sync`` then delivers them
+    (a store that does not answer leaves its item queued, never an error), ``async`` hands them
+    to the outbox's worker."""
+    mode = mode or settings.RELEARNING
+    summary, steps, graph_note = _keep(result, architect=architect, run=run, lang=lang)
+    stores: dict[str, dict[str, Any]] = {}
+    for step, items in steps.items():  # each step's own status (the card's vector is step 2's)
+        if not items:
+            continue
+        if mode == "sync":
+            stores[step] = knowledge.deliver(items)[items[0].store]
+        else:
+            stores[step] = {"status": "queued", "items": len(items)}
+    if mode != "sync":
+        transaction.on_commit(lambda: outbox.hand_over(delay=0.0))
+    graph = stores.get("graph") or {"status": "skipped", "items": 0, "note": graph_note}
+    return {
+        "skill": SKILL,
+        "mode": mode,
+        "summary": str(summary.pk),
+        "text": summary.text,
+        "written_by": summary.written_by,
+        "object": str(summary.object_id),
+        "vectors": {"id": str(summary.pk), **stores.get("vectors", {})},
+        "graph": {"id": summary_chunk_id(summary.pk) if "graph" in stores else None, **graph},
+        "link": {"status": "skipped", "note": _NO_LINK(lang)},
+    }
+
+
+# --- level 1 reads them --------------------------------------------------------------------------
+
+
+@dataclass
+class SummaryHit:
+    summary: Summary
+    matched: list[str]
+    coverage: float
+
+
+def summaries_search(
+    *,
+    architect: Architect,
+    terms: Sequence[str],
+    weights: TermWeights,
+    scope: Sequence[dict[str, Any]],
+    limit: int = 5,
+) -> list[SummaryHit]:
+    """Summaries whose question or text holds the question's terms, best covered first (the
+    newest first among equals); the scope by its one rule."""
+    asked = list(dict.fromkeys(terms))
+    if not asked:
+        return []
+    held: dict[Any, set[str]] = {}
+    for summary_id, lemma in SummaryKeyword.objects.filter(
+        architect=architect, lemma__in=asked
+    ).values_list("summary_id", "lemma"):
+        held.setdefault(summary_id, set()).add(lemma)
+    if not held:
+        return []
+    found = Summary.objects.filter(architect=architect, pk__in=list(held))
+    hits = [
+        SummaryHit(
+            summary=s,
+            matched=[t for t in asked if t in held[s.pk]],
+            coverage=weights.coverage(asked, held[s.pk]),
+        )
+        for s in found
+        if scopes.fits(s.scope, scope)
+    ]
+    hits.sort(key=lambda h: (-h.coverage, -h.summary.created_at.timestamp()))
+    return hits[:limit]
+
+
+def card(summary: Summary) -> dict[str, Any]:
+    """A summary as an answer shows it: its text, the run that found it, its basis, its object."""
+    return {
+        "id": f"summaries:{summary.pk}",
+        "summary": str(summary.pk),
+        "source": "summaries",
+        "text": summary.text,
+        "question": summary.question,
+        "run": str(summary.run_id) if summary.run_id else None,
+        "level": summary.level,
+        "object": str(summary.object_id) if summary.object_id else None,
+        "basis": summary.basis,
+        "created_at": summary.created_at.isoformat(),
+    }

@@ -1,0 +1,162 @@
+"""The relearning cycle (PASSPORT.md «Цикл дообучения»): an answer found at level 4 becomes an
+artifact object and a summary kept in the tables, the vectors and the graph, so the same
+question is answered at level 1 next time, at no model cost. Through the real embedded stores."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import MemoryObject, OutboxItem, Run, Summary
+from memory.services import objects as objects_service
+from memory.services import relearning
+from memory.stores.graph import graph
+from memory.stores.vectors import vectors
+
+FACTS = [
+    "Мой брат Антон работает хирургом в областной больнице.",
+    "Каждое утро я пробегаю пять километров вдоль набережной.",
+    "Мы с женой познакомились в Праге в 2015 году.",
+    "Моя дочь Вера учится играть на виолончели.",
+    "Я не переношу кинзу и всегда прошу убрать её из блюд.",
+]
+QUESTION = "На каком инструменте занимается дочка?"  # shares no content word with the fact
+
+
+@pytest.fixture
+def five_facts(bob, client_for):
+    api = client_for(bob, "deep")
+    for fact in FACTS:
+        api.remember(fact)
+    return api
+
+
+def _found_at_level_4(api, settings):
+    """The paraphrase answers at level 4 once the floor sits under its similarity."""
+    unsure = api.recall(QUESTION, depth="deep")
+    assert unsure["answer"]["found"] is False and "relearned" not in unsure
+    first = unsure["answer"]["data"]["candidates"][0]
+    assert first["text"] == FACTS[3]
+    settings.VECTOR_MIN_SCORE = first["similarity"] - 0.001
+    answer = api.recall(QUESTION, depth="deep")
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 4
+    return answer
+
+
+@pytest.mark.django_db
+def test_a_level_4_answer_is_kept_and_the_same_question_costs_level_1_next_time(
+    five_facts, settings, bob
+):
+    # Before the cycle, standard depth cannot answer the paraphrase.
+    before = five_facts.recall(QUESTION)
+    assert before["answer"]["found"] is False and before["depth_used"] == 3
+
+    answer = _found_at_level_4(five_facts, settings)
+    kept = answer["relearned"]
+    assert kept["skill"] == "relearning-cycle" and kept["mode"] == "sync"
+    assert kept["written_by"] == "code"
+    # Every id is in the answer and in the run.
+    run = Run.objects.get(pk=answer["run"])
+    assert run.relearned == kept and "relearning-cycle" in run.skills
+    summary = Summary.objects.get(pk=kept["summary"], architect=bob)
+    assert summary.run_id == run.pk and summary.level == 4
+    assert summary.basis[0]["text"] == FACTS[3]
+    assert FACTS[3] in summary.text and kept["object"] in summary.text  # where the detail lies
+    # The artifact: a Markdown document in the object store, with the fact and its note.
+    artifact = MemoryObject.objects.get(pk=kept["object"], architect=bob)
+    assert artifact.origin == "answer" and artifact.media_type == "text/markdown"
+    _, content = objects_service.object_read(architect=bob, object_id=kept["object"])
+    assert QUESTION in content.decode() and summary.basis[0]["note"] in content.decode()
+    # The summary in the vectors (its own id) and in the graph (its chunk), written now.
+    assert kept["vectors"] == {"id": kept["summary"], "status": "written", "items": 1}
+    point = vectors().search(kind="summaries", architect_id=bob.pk, query=QUESTION, limit=1)[0]
+    assert str(point.id) == kept["summary"]
+    assert kept["graph"]["status"] == "written"
+    assert kept["graph"]["id"] == relearning.summary_chunk_id(kept["summary"])
+    context = graph().query(
+        architect_id=bob.pk, question="Вера", hl_keywords=["Вера"], ll_keywords=["Вера"]
+    )
+    assert any(c.get("source") == kept["graph"]["id"] for c in context.chunks)
+    assert kept["link"]["status"] == "skipped" and kept["link"]["note"]
+    assert not OutboxItem.objects.filter(status="queued").exists()
+
+    # The same question at standard: answered at level 1 from the summary, no model turn.
+    again = five_facts.recall(QUESTION)
+    assert again["answer"]["found"] is True
+    assert again["depth_used"] == 1
+    assert again["answer"]["data"]["summaries"][0]["summary"] == kept["summary"]
+    assert again["answer"]["data"]["notes"][0]["text"] == FACTS[3]  # the chain of basis
+    assert again["answer"]["object"]["id"] == kept["object"]
+    assert FACTS[3] in again["answer"]["text"]
+    assert "relearned" not in again  # nothing new was learned
+    assert Run.objects.get(pk=again["run"]).model_turns == 0
+    assert Summary.objects.filter(architect=bob).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_summary_is_one_architects_knowledge(five_facts, settings, alice, client_for):
+    _found_at_level_4(five_facts, settings)
+    other = client_for(alice, "deep").recall(QUESTION)
+    assert other["answer"]["found"] is False
+    assert not [e for e in other["report"] if e["source"] == "summaries"]
+
+
+@pytest.mark.django_db
+def test_async_commits_the_rows_and_leaves_the_stores_to_the_outbox(
+    five_facts, settings, monkeypatch, bob, django_capture_on_commit_callbacks
+):
+    handed: list[float] = []
+    monkeypatch.setattr(relearning.outbox, "hand_over", lambda delay=0.0: handed.append(delay))
+    settings.RELEARNING = "async"
+    with django_capture_on_commit_callbacks(execute=True):
+        kept = _found_at_level_4(five_facts, settings)["relearned"]
+    assert kept["mode"] == "async" and handed
+    assert kept["vectors"]["status"] == "queued" and kept["graph"]["status"] == "queued"
+    assert Summary.objects.filter(pk=kept["summary"]).exists()  # level 1 finds it already
+    queued = OutboxItem.objects.filter(status="queued", run_id=_run_of(kept))
+    assert sorted(i.store for i in queued) == ["graph", "vectors", "vectors"]  # card, summary
+    assert five_facts.recall(QUESTION)["depth_used"] == 1
+
+
+def _run_of(kept):
+    return Summary.objects.get(pk=kept["summary"]).run_id
+
+
+@pytest.mark.django_db
+def test_off_keeps_nothing(five_facts, settings):
+    settings.RELEARNING = "off"
+    answer = _found_at_level_4(five_facts, settings)
+    assert "relearned" not in answer
+    assert not Summary.objects.exists()
+    assert five_facts.recall(QUESTION)["answer"]["found"] is False
+
+
+@pytest.mark.django_db
+def test_a_cycle_that_breaks_is_reported_in_the_answer_and_keeps_nothing_half(
+    five_facts, settings, monkeypatch
+):
+    def broken(**kwargs):
+        raise OSError("the objects folder is read-only")
+
+    monkeypatch.setattr(relearning.objects_service, "object_keep", broken)
+    answer = _found_at_level_4(five_facts, settings)  # still a 200 with its answer
+    assert answer["relearned"]["status"] == "failed"
+    assert answer["relearned"]["note"] == "OSError: the objects folder is read-only"
+    assert not Summary.objects.exists()
+    assert Run.objects.get(pk=answer["run"]).relearned["status"] == "failed"
+
+
+@pytest.mark.django_db
+def test_a_computed_table_takes_the_same_path(bob):
+    """One code path for research and computation: rows become a Markdown table artifact."""
+    run = Run.objects.create(architect=bob, verb="recall", text="x", caller="t", channel="api")
+    result = relearning.Result(
+        question="Сколько мы заработали в мае–августе?",
+        level=5,
+        kind="affirmative",
+        text="Итого 1 300",
+        rows=[{"месяц": "май", "доход": 500}, {"месяц": "август", "доход": 800}],
+    )
+    kept = relearning.relearn(result, architect=bob, run=run, lang="ru")
+    _, content = objects_service.object_read(architect=bob, object_id=kept["object"])
+    assert "| месяц | доход |" in content.decode() and "| август | 800 |" in content.decode()
+    assert "таблица из 2 строк" in kept["text"]

@@ -115,7 +115,7 @@ class ReportEntry:
     level: int
     store: str
     source: str
-    status: Literal["answered", "empty", "skipped", "failed"]
+    status: Literal["answered", "empty", "skipped", "failed", "running"]
     returned: int = 0
     kind: Kind | None = None
     note: str = ""

@@ -281,6 +281,15 @@ RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
 # vectors and the graph after it (status "queued"); off: no cycle, for benches that measure a
 # first ask only (bench/retrieval.py).
 RELEARNING = env.str("RELEARNING", "sync", validate=lambda v: v in ("sync", "async", "off"))
+
+# Level 5, research on Celery (PASSPORT.md §4, §10): the hard limit kills the job; the soft one,
+# earlier, closes it with what was found. A recall that asks to wait holds the answer up to
+# RESEARCH_WAIT_SECONDS (the bound the registry's `wait` names), then answers "running".
+RESEARCH_HARD_SECONDS = env.int("RESEARCH_HARD_SECONDS", 600, validate=lambda v: v >= 10)
+RESEARCH_SOFT_SECONDS = env.int(
+    "RESEARCH_SOFT_SECONDS", 570, validate=lambda v: 5 <= v < RESEARCH_HARD_SECONDS
+)
+RESEARCH_WAIT_SECONDS = env.int("RESEARCH_WAIT_SECONDS", 120, validate=lambda v: 0 <= v <= 600)
 # A question that names a day or a month (memory.language.periods) lifts the notes told then by
 # this much, before the neighbourhood's share. LoCoMo, level 4's @10: 0.848 without it, 0.860 /
 # 0.862 / 0.863 at 0.25 / 0.5 / 1.0.

@@ -6,11 +6,12 @@ import logging
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from memory.errors import MemoryServiceError
 from memory.models import OutboxItem
-from memory.services import notes, runs
+from memory.services import notes, research, runs
 from memory.services.idempotency import forget_expired
 from memory.stores import outbox
 
@@ -57,3 +58,17 @@ def sweep() -> dict[str, Any]:
         log.warning("sweep: the outbox could not be drained now: %s", error.message)
         report["outbox"] = {"error": error.message}
     return report
+
+
+@shared_task(
+    name=research.TASK,
+    acks_late=True,
+    time_limit=settings.RESEARCH_HARD_SECONDS,
+    soft_time_limit=settings.RESEARCH_SOFT_SECONDS,
+)
+def research_run(run_id: str) -> str:
+    """Level 5 for the recall whose run is ``run_id``; idempotent by it (a redelivered or
+    repeated task finds the job closed and leaves it). The soft limit closes the job with what
+    was found; the hard one, later, is Celery's."""
+    done = research.conduct(run_id)
+    return done.status if done is not None else "unknown"

@@ -45,6 +45,7 @@ class Stand:
     verb: str = ""
     depth: str = ""
     trace: bool = False
+    wait: bool = False
     thread: str = ""
     said_at: str = ""
     deny: str = ""
@@ -62,6 +63,8 @@ class Stand:
             out["depth"] = self.depth
         if self.trace:
             out["trace"] = True
+        if self.wait:
+            out["wait"] = True
         if self.thread.strip():
             out["thread"] = self.thread.strip()
         if self.said_at.strip():
@@ -105,7 +108,7 @@ class Stand:
         for name, value in self.values().items():
             spec = param(name)
             assert spec is not None
-            if name == "trace":
+            if name in ("trace", "wait"):
                 shown = _ON(lang)
             elif name == "scope":
                 shown = _RECORDS(lang, n=len(value))
@@ -153,6 +156,7 @@ def read(post: Mapping[str, Any]) -> Stand:
         verb=post.get("verb", ""),
         depth=post.get("depth", ""),
         trace=post.get("trace") in ("on", "true", "1"),
+        wait=post.get("wait") in ("on", "true", "1"),
         thread=post.get("thread", ""),
         said_at=post.get("said_at", ""),
         deny=post.get("deny", ""),

@@ -52,6 +52,9 @@ UI = {
     "thread": Text(ru="Нить", en="Thread"),
     "run": Text(ru="Прогон", en="Run"),
     "trace": Text(ru="Цепочка поиска", en="Trace"),
+    "research": Text(ru="Исследование (уровень 5)", en="Research (level 5)"),
+    "research_entities": Text(ru="сущности", en="entities"),
+    "research_terms": Text(ru="термины", en="terms"),
     "sent": Text(ru="Отправлено", en="Sent"),
     "left_out": Text(
         ru="Не отправлено с этим глаголом (параметр другого глагола):",

@@ -29,7 +29,7 @@ from memory.errors import MemoryServiceError
 from memory.levels import graph as graph_level
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.models import Run
+from memory.models import Research, Run
 from memory.services import instruction
 from memory.services.recall import recall
 from memory.services.remember import remember
@@ -259,5 +259,8 @@ def run_progress(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """A run's live state for long cycles: the stand polls it while the run is running."""
     lang = _lang()
     run = get_object_or_404(Run, pk=run_id, architect=caller_for_user(request.user).architect)
-    context = _context(request, forms.Stand(), lang, run=run, levels=ladder.LEVELS)
+    research = Research.objects.filter(pk=run.pk).first()
+    context = _context(
+        request, forms.Stand(), lang, run=run, levels=ladder.LEVELS, research=research
+    )
     return render(request, "playground/stand.html#progress", context)

@@ -36,6 +36,9 @@ def _own_stores(tmp_path: Any, settings: Any) -> Any:
             "OPTIONS": {"location": str(tmp_path / "stores" / "objects")},
         },
     }
+    # No worker takes research jobs in most tests (generated requests send depth extreme with
+    # wait): a wait would sit out its whole bound. Tests of the wait itself run the job eagerly.
+    settings.RESEARCH_WAIT_SECONDS = 1
     yield
     stores.reset()
 

@@ -90,6 +90,36 @@ def test_a_worker_and_a_beat_run_beside_it_through_the_door(served: Served) -> N
 
 
 @pytest.mark.slow
+def test_a_research_job_runs_on_the_worker_and_a_later_recall_fetches_it(served: Served) -> None:
+    """Level 5 end to end: the recall answers at once, the real Celery worker runs the job
+    (reaching the embedded stores through the door), a recall naming the run gets its end."""
+    headers = {"Authorization": f"Bearer {served.key('bob', 'extreme')}"}
+
+    def call(verb: str, **body: Any) -> dict[str, Any]:
+        answer = httpx.post(f"{served.url}/api/v1/{verb}", json=body, headers=headers, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    call("remember", text="Мой друг Денис с 1992 по 1994 год служил в Кремле.")
+    question = "Кто из моих друзей мог знать Ельцина?"
+    first = call("recall", text=question, depth="extreme")
+    assert first["depth_used"] == 5
+    assert first["research"]["status"] in ("queued", "running", "done")
+    deadline = time.monotonic() + 90
+    later = first
+    while later["research"]["status"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(1)
+        later = call("recall", text=question, previous_results=[first["run"]])
+    research = later["research"]
+    assert research["run"] == first["run"]
+    assert research["status"] == "done", f"{research}\n{served.tail()}"
+    steps = [s["step"] for s in research["progress"]["steps"]]
+    assert steps[:3] == ["tables", "graph", "vectors"]
+    assert later["depth_used"] == 5
+    assert later["answer"]["text"]  # the finding with its chain, or what was tried
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("role", "name"), [("worker", "celery worker"), ("beat", "celery beat")])
 def test_a_killed_child_is_restarted_and_logged(served: Served, role: str, name: str) -> None:
     (old,) = _wait_for(role, served, RESTART_WITHIN)

@@ -227,17 +227,28 @@ PARAMS: tuple[Param, ...] = (
         shape=shapes.TEXT_LIST,
         label=Text(ru="Прежние результаты", en="Previous results"),
         help=Text(
-            ru="Что зовущий уже нашёл раньше: чтобы память не искала то же заново.",
-            en="What the caller found before, so the memory does not search for it again.",
+            ru="Что зовущий уже получил: прогоны прежних recall (run из ответа) или элементы "
+            "(«notes:<id>», «summaries:<id>», «objects:<id>»). Полученное не возвращается снова; "
+            "уровни, что уже не нашли ответа на этот же вопрос, пропускаются; исследование, "
+            "начатое названным прогоном, отдаёт свой ход или ответ.",
+            en="What the caller already got: earlier recalls' runs (the run of an answer) or items "
+            "(«notes:<id>», «summaries:<id>», «objects:<id>»). What it got is not returned again; "
+            "the levels that already found no answer to the same question are skipped; a research "
+            "a named run started gives its progress or its answer.",
         ),
-        capability=_always(
-            Capability(
-                "not_supported",
-                Text(
-                    ru="лестница пока не использует прежние результаты.",
-                    en="the ladder does not use previous results yet.",
-                ),
-            )
+    ),
+    Param(
+        name="wait",
+        verbs=("recall",),
+        shape=shapes.FLAG,
+        label=Text(ru="Ждать исследования", en="Wait for research"),
+        help=Text(
+            ru="На глубине extreme ждать конца исследования (уровень 5), но не дольше предела "
+            "RESEARCH_WAIT_SECONDS (120 с по умолчанию); без него ответ приходит сразу со "
+            "статусом running.",
+            en="At depth extreme, wait for the research (level 5) to end, but no longer than the "
+            "bound RESEARCH_WAIT_SECONDS (120 s by default); without it the answer comes at once "
+            "with the status running.",
         ),
     ),
 )

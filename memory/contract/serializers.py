@@ -52,7 +52,10 @@ class ReportEntry(serializers.Serializer):
     level = serializers.IntegerField(min_value=1, max_value=5)
     store = serializers.CharField()
     source = serializers.CharField(help_text="the table, collection or service consulted")
-    status = serializers.ChoiceField(choices=("answered", "empty", "skipped", "failed"))
+    status = serializers.ChoiceField(
+        choices=("answered", "empty", "skipped", "failed", "running"),
+        help_text="running: level 5's research goes on after the answer (see `research`)",
+    )
     returned = serializers.IntegerField(min_value=0)
     kind = serializers.ChoiceField(choices=ladder.KINDS, allow_null=True)
     note = serializers.CharField(allow_blank=True)
@@ -119,6 +122,17 @@ class Relearned(serializers.Serializer):
     link = RelearnedStore(required=False)
 
 
+class ResearchState(serializers.Serializer):
+    """Level 5's job: named by the run of the recall that started it."""
+
+    run = serializers.UUIDField(help_text="name it in previous_results to fetch the result")
+    status = serializers.ChoiceField(choices=("queued", "running", "done", "failed"))
+    progress = serializers.JSONField(
+        help_text="levels reached, steps, entities and terms tried, model turns, seconds"
+    )
+    error = serializers.CharField(required=False)
+
+
 class RecallAnswer(_Frame):
     kind = serializers.ChoiceField(choices=ladder.KINDS)
     answer = AnswerBody()
@@ -127,6 +141,7 @@ class RecallAnswer(_Frame):
     )
     report = serializers.ListField(child=ReportEntry())
     missing = serializers.ListField(child=Missing(), help_text="what the answer depends on")
+    research = ResearchState(required=False, help_text="present when level 5 was started or named")
     relearned = Relearned(
         required=False,
         help_text="present when the answer was found at level 4 or deeper: what was kept so the "

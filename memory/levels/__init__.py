@@ -3,21 +3,42 @@ live in ``memory.ladder``; this package only says how each store is asked."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memory.ladder import Step
 from memory.levels import graph as graph_level
 from memory.levels import model as model_level
+from memory.levels import research as research_level
 from memory.levels import tables
 from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
 
 
 def steps_for(ctx: RecallContext) -> list[Step]:
-    """The levels that exist in this build, bound to one recall."""
+    """The levels that exist in this build, bound to one recall. A level that already found no
+    answer to this question in a run the caller names (``previous_results``) is skipped."""
+
+    def unless_done(level: int, available: Callable[[], str | None]) -> Callable[[], str | None]:
+        def check() -> str | None:
+            previous = ctx.extra.get("previous")
+            reason = previous.skip_reason(level, ctx.lang) if previous is not None else None
+            return reason or available()
+
+        return check
+
+    def always() -> str | None:
+        return None
+
     return [
-        Step(1, available=lambda: None, search=lambda: tables.search(ctx)),
-        Step(2, available=model_level.available, search=lambda: model_level.search(ctx)),
-        Step(3, available=lambda: None, search=lambda: graph_level.search(ctx)),
-        Step(4, available=lambda: None, search=lambda: vectors_level.search(ctx)),
+        Step(1, available=unless_done(1, always), search=lambda: tables.search(ctx)),
+        Step(
+            2,
+            available=unless_done(2, model_level.available),
+            search=lambda: model_level.search(ctx),
+        ),
+        Step(3, available=unless_done(3, always), search=lambda: graph_level.search(ctx)),
+        Step(4, available=unless_done(4, always), search=lambda: vectors_level.search(ctx)),
+        Step(5, available=unless_done(5, always), search=lambda: research_level.search(ctx)),
     ]
 
 

@@ -20,6 +20,11 @@ class RecallContext:
     # What a level leaves for the levels above it (level 1's weak candidates for level 2).
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def excluded(self, item: Any) -> bool:
+        """Did the caller already get this item (``previous_results``)?"""
+        previous = self.extra.get("previous")
+        return previous is not None and previous.excludes(item)
+
     def weights(self) -> TermWeights:
         """The question's terms weighed against the architect's notes, computed once."""
         if "weights" not in self.extra:

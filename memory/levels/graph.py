@@ -184,6 +184,10 @@ def search(ctx: RecallContext) -> Outcome:
         trace.append({"level": 3, "event": "failed", "error": getattr(error, "code", "")})
         return Outcome(found=False, report=[entry], trace=trace)
 
+    # What the caller already has (previous_results) is not returned again.
+    context.chunks = [
+        c for c in context.chunks if not ctx.excluded(note_of_chunk(c["source"]) or "")
+    ]
     asked = set(ctx.keywords) | {lemma for name in low for lemma in _lemmas(name)}
     matched = [e for e in context.entities if _lemmas(e["name"]) & asked]
     trace.append(

@@ -350,7 +350,14 @@ def _notes(ctx: RecallContext) -> _Notes:
         limit=SEARCHED,
         scope=ctx.scope,  # narrowed inside the query; ``fits`` below has the last word
     )
-    fitting = _lifted([h for h in hits if scopes.fits(h.note.scope, ctx.scope)], ctx.text)
+    fitting = _lifted(
+        [
+            h
+            for h in hits
+            if scopes.fits(h.note.scope, ctx.scope) and not ctx.excluded(str(h.note.pk))
+        ],
+        ctx.text,
+    )
     shown = fitting[:MAX_RETURNED]
     ctx.extra["level1_notes"] = [note_item(h) for h in shown]
     ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these
@@ -441,6 +448,7 @@ def _learned(
     hits = relearning.summaries_search(
         architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), scope=ctx.scope
     )
+    hits = [h for h in hits if not ctx.excluded(f"summaries:{h.summary.pk}")]
     best = next((h for h in hits if relevance.answers(h.coverage)), None)
     trace.append(
         {
@@ -573,6 +581,7 @@ def _learned(
     hits = relearning.summaries_search(
         architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), scope=ctx.scope
     )
+    hits = [h for h in hits if not ctx.excluded(f"summaries:{h.summary.pk}")]
     best = next((h for h in hits if relevance.answers(h.coverage)), None)
     trace.append(
         {
@@ -656,6 +665,7 @@ def search(ctx: RecallContext) -> Outcome:
     titled = objects_service.objects_search(
         architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights()
     )
+    titled = [h for h in titled if not ctx.excluded(f"objects:{h.object.pk}")]
     best_object = next((h for h in titled if relevance.answers(h.coverage)), None)
     if titled:
         report.append(

@@ -186,7 +186,7 @@ def search(ctx: RecallContext) -> Outcome:
             )
         )
         meaning.append((kind, [_item(kind, h) for h in hits]))
-    ranked = _lifted(fuse(lexical, meaning), ctx)[:RETURNED]
+    ranked = [i for i in _lifted(fuse(lexical, meaning), ctx) if not ctx.excluded(i)][:RETURNED]
     _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:

@@ -6,6 +6,7 @@ from .instruction import InstructionReference
 from .notes import Note, NoteKeyword
 from .objects import MemoryObject, ObjectKeyword
 from .outbox import OutboxItem
+from .research import Research
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
 from .summaries import Summary, SummaryKeyword
@@ -21,6 +22,7 @@ __all__ = [
     "NoteKeyword",
     "ObjectKeyword",
     "OutboxItem",
+    "Research",
     "Run",
     "ShapeEntry",
     "Summary",

@@ -39,6 +39,9 @@ class Run(models.Model):
     report = models.JSONField(default=list, blank=True)
     # What the relearning cycle kept from this run's answer: every id, and each store's status.
     relearned = models.JSONField(default=dict, blank=True)
+    # The ids of what the answer returned (notes, summaries, objects): a later recall naming
+    # this run in previous_results is not given them again.
+    returned = models.JSONField(default=list, blank=True)
     thread = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
     # The process serving this cycle ("host:pid:start"): the sweep closes a run whose process is

@@ -12,7 +12,11 @@ from memory import ladder, language
 from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
+from memory.levels import research as research_level
+from memory.models import Research
+from memory.services import previous as previous_service
 from memory.services import relearning
+from memory.services import research as research_service
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.runs import run_close
 from memory.stores.graph_types import note_of_chunk
@@ -27,6 +31,12 @@ _SKIPPED = Text(ru="уровень {level} пропущен: {reason}", en="leve
 _NOT_FOUND = Text(
     ru="В памяти ничего не найдено (пройдено уровней: {used} из {top} разрешённых).",
     en="Nothing found in memory (levels run: {used} of {top} allowed).",
+)
+_NO_RESEARCH = Text(
+    ru="ждать нечего: исследование (уровень 5) не начиналось — оно идёт только на depth "
+    "extreme, когда уровни 1–4 не нашли ответа",
+    en="nothing to wait for: no research (level 5) was started — it runs only at depth extreme, "
+    "when levels 1–4 found no answer",
 )
 _CANDIDATES = Text(
     ru="Ниже порога ответа, но, возможно, относится к вопросу ({count}):",
@@ -55,7 +65,22 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         lang=lang,
         run=run,
     )
-    climb = ladder.climb(steps_for(ctx), top=grant.top_level, lang=lang)
+    top = grant.top_level
+    if parsed.has("previous_results"):
+        previous = previous_service.read(
+            parsed.get("previous_results"), architect=caller.architect, question=ctx.text
+        )
+        ctx.extra["previous"] = previous
+        if previous.research is not None:
+            # Reading a job already paid for costs nothing: it is reported at any depth.
+            ctx.extra["research_named"] = previous.research
+            top = ladder.top_level("extreme")
+    ctx.extra["wait"] = bool(parsed.get("wait", False))
+    climb = ladder.climb(steps_for(ctx), top=top, lang=lang)
+    if parsed.has("previous_results"):
+        parsed.accept("previous_results", ctx.extra["previous"].note(lang))
+    if parsed.has("wait"):
+        parsed.accept("wait", "" if "research" in ctx.extra else _NO_RESEARCH(lang))
 
     if parsed.has("depth"):
         notes = []
@@ -108,7 +133,16 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     }
     if parsed.get("trace"):
         answer["trace"] = climb.trace
-    if final is not None and climb.depth_used >= RELEARN_FROM_LEVEL:
+    research = ctx.extra.get("research")
+    if research is not None:
+        research = Research.objects.filter(pk=research.pk).first() or research
+        answer["research"] = research_service.state(research)
+        if final is None and research.status in ("queued", "running"):
+            answer["answer"]["text"] += "\n" + research_level.outcome(research, lang).report[0].note
+    if final is not None and research is not None and final.report and final.report[0].level == 5:
+        if research.relearned:  # the job kept what it found itself (level 5)
+            answer["relearned"] = research.relearned
+    elif final is not None and climb.depth_used >= RELEARN_FROM_LEVEL:
         relearned = _relearn(parsed, caller, run, final, climb.depth_used)
         if relearned is not None:
             answer["relearned"] = relearned
@@ -135,6 +169,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             | ({relearning.SKILL} if "relearned" in answer else set())
         ),
         relearned=answer.get("relearned", {}),
+        returned=_returned_ids(answer_body),
         params=answer["params"],
         report=answer["report"],
     )
@@ -167,6 +202,20 @@ def _relearn(
             "status": "failed",
             "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
         }
+
+
+def _returned_ids(body: dict[str, Any]) -> list[str]:
+    """Every id the answer handed over (answer and candidates), for ``previous_results``."""
+    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    ids: list[str] = []
+    for key in ("notes", "hits", "candidates", "summaries"):
+        for item in data.get(key, []):
+            if isinstance(item, dict):
+                ids += [str(v) for v in (item.get("note"), item.get("id")) if v]
+    ids += [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
+    if isinstance(body.get("object"), dict):
+        ids.append(f"objects:{body['object']['id']}")
+    return list(dict.fromkeys(ids))
 
 
 def _answer_ids(data: Any) -> set[str]:

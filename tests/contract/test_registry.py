@@ -27,6 +27,7 @@ EXAMPLES = {
     "lang": "en",
     "verdict": {"run": str(uuid.uuid4()), "value": "confirm"},
     "previous_results": ["Дима — друг архитектора"],
+    "wait": True,
 }
 
 

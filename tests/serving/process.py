@@ -129,8 +129,9 @@ class Served:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def key(self, architect: str) -> str:
-        printed = self.manage("memory_key", "--architect", architect)
+    def key(self, architect: str, max_depth: str = "") -> str:
+        depth = ["--max-depth", max_depth] if max_depth else []
+        printed = self.manage("memory_key", "--architect", architect, *depth)
         return [line for line in printed.splitlines() if line.startswith("mem_")][-1]
 
     def stop(self, timeout: float = 60) -> int:

@@ -1,0 +1,83 @@
+"""Level 5: research (``memory.services.research``). The recall starts the job — or finds the
+one an earlier recall of the caller started (named in ``previous_results``) — and answers at
+once with its run and progress; asked to ``wait``, it holds the answer until the job ends or the
+bound (settings.RESEARCH_WAIT_SECONDS) passes."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+
+from memory import model
+from memory.i18n import Text
+from memory.ladder import Outcome, ReportEntry
+from memory.levels.context import RecallContext
+from memory.models import Research
+from memory.services import research as research_service
+
+POLL_SECONDS = 0.25
+
+_RUNNING = Text(
+    ru="исследование идёт (прогон {run}): ответ — в следующем recall с previous_results: [«{run}»]",
+    en="research is running (run {run}): the answer comes with a later recall whose "
+    "previous_results names «{run}»",
+)
+_DONE = Text(ru="исследование завершено (прогон {run})", en="research finished (run {run})")
+_FAILED = Text(ru="исследование не удалось: {error}", en="research failed: {error}")
+
+
+def search(ctx: RecallContext) -> Outcome:
+    research = ctx.extra.get("research_named")
+    if research is None:
+        levels = [1, 2, 3, 4] if model.configured() else [1, 3, 4]
+        research = research_service.start(ctx, levels)
+    ctx.extra["research"] = research
+    if ctx.extra.get("wait"):
+        deadline = time.monotonic() + settings.RESEARCH_WAIT_SECONDS
+        while research.status in ("queued", "running") and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
+            research = Research.objects.get(pk=research.pk)
+        ctx.extra["research"] = research
+    return outcome(research, ctx.lang)
+
+
+def outcome(research: Research, lang: str) -> Outcome:
+    """What a job in its present state says as level 5's outcome."""
+    run = research.pk
+    skills = [research_service.SKILL]
+    if research.status == "done":
+        answer = research.answer
+        found = bool(answer.get("found"))
+        entry = ReportEntry(
+            5,
+            "research",
+            research_service.SKILL,
+            "answered" if found else "empty",
+            returned=len((answer.get("data") or {}).get("notes", [])),
+            kind="probabilistic" if found else None,
+            note=_DONE(lang, run=run) + ("" if found else f": {answer.get('text', '')}"),
+        )
+        return Outcome(
+            found=found,
+            kind="probabilistic",
+            form="text",
+            text=answer.get("text", ""),
+            data=answer.get("data"),
+            report=[entry],
+            trace=[{"level": 5, "event": "research", "status": "done", "run": str(run)}],
+            skills=skills,
+        )
+    if research.status == "failed":
+        note = _FAILED(lang, error=research.error)
+        entry = ReportEntry(5, "research", research_service.SKILL, "failed", note=note)
+    else:
+        entry = ReportEntry(
+            5, "research", research_service.SKILL, "running", note=_RUNNING(lang, run=run)
+        )
+    return Outcome(
+        found=False,
+        report=[entry],
+        trace=[{"level": 5, "event": "research", "status": research.status, "run": str(run)}],
+        skills=skills,
+    )

@@ -1,0 +1,217 @@
+"""Level 5: research (skill deep-analysis) as a Celery job, and ``previous_results``.
+
+Through the real embedded stores, the fake `claude` (a scripted model behind the real MCP
+server) where a model is needed, and Celery's own eager mode where the job should run in the
+test's process (a real worker runs it in tests/test_memory_run.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory import model
+from memory.models import Research, Run, Summary
+from memory.services import research as research_service
+from memory.shape.tools import promote_to_list
+
+QUESTION = "Кто из моих друзей мог знать Ельцина?"
+DENIS = "Мой друг Денис с 1992 по 1994 год служил в Кремле."
+MISHA = "Миша работает поваром в Казани."
+TERMS = {
+    "match": "Неизвестное слово",
+    "system_match": "deep-analysis",
+    "result": json.dumps({"terms": ["Кремль", "президент", "правительство"]}, ensure_ascii=False),
+}
+LEVEL2_EMPTY = {
+    "match": "Каталог:",
+    "result": json.dumps(
+        {"found": False, "kind": "probabilistic", "text": "В таблицах этого нет."},
+        ensure_ascii=False,
+    ),
+}
+
+pytestmark = pytest.mark.usefixtures("grown")
+
+
+def _architect(api):
+    from memory.models import ApiKey
+
+    return ApiKey.find(api.key).architect
+
+
+@pytest.fixture
+def friends(alice, client_for, settings):
+    return tell_friends(alice, client_for, settings)
+
+
+def tell_friends(alice, client_for, settings):
+    """Friends in a grown table and what one of them did, told with no model."""
+    api = client_for(alice, "extreme")
+    backend = settings.MODEL_BACKEND
+    settings.MODEL_BACKEND = "none"
+    model.backend.cache_clear()
+    promote_to_list(
+        architect=alice,
+        kind="друзья",
+        items=["Денис", "Миша"],
+        basis="у меня есть друзья Денис и Миша",
+    )
+    api.remember(DENIS)
+    api.remember(MISHA)
+    settings.MODEL_BACKEND = backend
+    model.backend.cache_clear()
+    return api
+
+
+def test_the_denis_example_researched_with_a_model_and_cheap_the_second_time(
+    fake_claude, friends, settings
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the job runs in this process, as Celery's eager
+    fake_claude.script([TERMS, LEVEL2_EMPTY])
+    deep = friends.recall(QUESTION, depth="deep")  # levels 1–4 alone do not answer
+    assert deep["answer"]["found"] is False and deep["depth_used"] == 4
+
+    answer = friends.recall(QUESTION, depth="extreme", wait=True)
+    assert answer["answer"]["found"] is True
+    assert answer["depth_used"] == 5 and answer["kind"] == "probabilistic"
+    assert "Денис" in answer["answer"]["text"] and DENIS in answer["answer"]["text"]
+    chain = answer["answer"]["data"]["chain"]
+    assert chain[0] == {"step": "tables", "entity": "Денис"}
+    assert chain[1]["unknown"] == "Ельцин" and chain[1]["term"] == "Кремль"
+    note_run = Run.objects.get(pk=chain[2]["run"])  # which run recorded the basis
+    assert note_run.verb == "remember" and note_run.text == DENIS
+    assert answer["params"]["wait"] == {"fate": "accepted"}
+    research = answer["research"]
+    assert research["run"] == answer["run"] and research["status"] == "done"
+    progress = research["progress"]
+    assert progress["levels"] == [1, 2, 3, 4]
+    assert progress["entities"] == ["Денис", "Миша"]
+    assert progress["terms"] == ["Кремль", "президент", "правительство"]
+    assert progress["model_turns"] >= 1
+    assert [s["step"] for s in progress["steps"]] == [
+        "tables",
+        "graph",
+        "vectors",
+        "terms",
+        "terms_graph",
+    ]
+    # The relearning cycle kept it (level 5), with every id.
+    kept = answer["relearned"]
+    summary = Summary.objects.get(pk=kept["summary"])
+    assert summary.level == 5 and summary.basis[0]["text"] == DENIS
+    assert kept["object"] and kept["vectors"]["status"] == "written"
+    assert Research.objects.get(pk=answer["run"]).relearned == kept
+
+    # The same question at standard: level 1, from the summary, no model turn.
+    fake_claude.script([])  # a model call now would fail the recall's level 2 loudly
+    again = friends.recall(QUESTION)
+    assert again["answer"]["found"] is True and again["depth_used"] == 1
+    assert again["answer"]["data"]["summaries"][0]["summary"] == kept["summary"]
+    assert Run.objects.get(pk=again["run"]).model_turns == 0
+
+
+def test_without_a_model_the_research_says_what_it_could_not_do(friends, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    answer = friends.recall("Кто из моих друзей мог знать Горбачёва?", depth="extreme", wait=True)
+    research = answer["research"]
+    assert research["status"] == "done"
+    terms_step = [s for s in research["progress"]["steps"] if s["step"] == "terms"][0]
+    assert terms_step["unknown"] == ["Горбачев"]  # natasha normalises ё
+    # No model: the related terms come from the graph's neighbours, and the step says so.
+    assert "модель не настроена" in terms_step["note"] or "без модели" in terms_step["note"]
+    assert research["progress"]["model_turns"] == 0
+    if not answer["answer"]["found"]:
+        assert answer["answer"]["text"].startswith("Исследование не нашло ответа")
+        assert "relearned" not in answer
+    else:  # an inference through a neighbour: it names its chain
+        assert answer["kind"] == "probabilistic" and answer["answer"]["data"]["chain"]
+
+
+def test_the_answer_comes_at_once_and_a_later_recall_naming_the_run_fetches_it(
+    fake_claude, friends, settings
+):
+    fake_claude.script([TERMS, LEVEL2_EMPTY])
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # sent to the real broker; no worker takes it here
+    first = friends.recall(QUESTION, depth="extreme")
+    assert first["answer"]["found"] is False and first["depth_used"] == 5
+    assert first["research"]["status"] == "queued"
+    level5 = [e for e in first["report"] if e["level"] == 5][0]
+    assert level5["status"] == "running" and first["run"] in level5["note"]
+    assert first["run"] in first["answer"]["text"]
+
+    # A worker takes it (here: the task body, called as the worker calls it), idempotently.
+    from memory.tasks import research_run
+
+    assert research_run(first["run"]) == "done"
+    assert research_run(first["run"]) == "done"  # a redelivery changes nothing
+    assert Research.objects.get(pk=first["run"]).attempts == 1
+
+    # Fetched by naming the run — at standard depth even: reading a paid job costs nothing.
+    fake_claude.script([])
+    later = friends.recall(QUESTION, previous_results=[first["run"]])
+    assert later["answer"]["found"] is True and later["depth_used"] == 5
+    assert DENIS in later["answer"]["text"]
+    skipped = {e["level"]: e["note"] for e in later["report"] if e["status"] == "skipped"}
+    assert set(skipped) == {1, 2, 3, 4}  # each already found nothing for this question
+    assert first["run"] in skipped[1]
+    assert later["params"]["previous_results"]["fate"] == "accepted"
+
+
+def test_the_soft_limit_closes_the_job_with_what_was_found(friends, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    first = friends.recall(QUESTION, depth="extreme")
+    done = research_service.conduct(first["run"], out_of_time=lambda: True)
+    assert done.status == "done" and done.answer["found"] is False
+    assert "время исследования вышло" in done.answer["text"]
+
+
+def test_a_broker_that_is_down_fails_the_job_not_the_answer(friends, settings, monkeypatch):
+    # Mocked: a broker cannot be taken down from inside a test; the refusal is Celery's own.
+    from memory.celery import app
+
+    def down(*args, **kwargs):
+        raise ConnectionError("broker unreachable")
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(app, "send_task", down)
+    answer = friends.recall(QUESTION, depth="extreme")  # a 200, asserted by the client
+    assert answer["research"]["status"] == "failed"
+    assert "broker unreachable" in answer["research"]["error"]
+
+
+def test_wait_without_extreme_says_there_is_nothing_to_wait_for(friends):
+    answer = friends.recall(QUESTION, depth="deep", wait=True)
+    assert answer["params"]["wait"]["fate"] == "accepted"
+    assert "extreme" in answer["params"]["wait"]["note"]
+    assert "research" not in answer
+
+
+def test_a_key_capped_below_extreme_starts_no_research(alice, client_for):
+    capped = client_for(alice, "deep")
+    answer = capped.recall(QUESTION, depth="extreme")
+    assert answer["depth_used"] <= 4 and "research" not in answer
+    assert not Research.objects.exists()
+
+
+def test_previous_results_are_not_returned_again(alice, client_for):
+    api = client_for(alice, "deep")
+    for text in (
+        "Я люблю зелёный чай с жасмином.",
+        "Зелёный чай я покупаю в лавке на углу.",
+        "По утрам я пью зелёный чай.",
+    ):
+        api.remember(text)
+    first = api.recall("Какой зелёный чай я пью?")
+    got = [n["note"] for n in first["answer"]["data"]["notes"]]
+    assert got
+    second = api.recall("Какой зелёный чай я пью?", previous_results=[first["run"]])
+    again = [n.get("note") for n in (second["answer"].get("data") or {}).get("notes", [])]
+    again += [c.get("note") for c in (second["answer"].get("data") or {}).get("candidates", [])]
+    assert not set(got) & set(again)
+    assert second["params"]["previous_results"]["fate"] == "accepted"
+    # An item named by its id is left out alike; a string naming nothing is said.
+    third = api.recall("Какой зелёный чай я пью?", previous_results=[f"notes:{got[0]}", "what?"])
+    shown = [n["note"] for n in (third["answer"].get("data") or {}).get("notes", [])]
+    assert got[0] not in shown
+    assert "what?" in third["params"]["previous_results"]["note"]

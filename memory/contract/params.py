@@ -78,6 +78,10 @@ class Parsed:
     def accept(self, name: str, note: str = "") -> None:
         self.fates[name] = Fate("accepted", note)
 
+    def not_supported(self, name: str, note: str) -> None:
+        """The form is right, but nothing here can act on this value (the note says why)."""
+        self.fates[name] = Fate("not_supported", note)
+
     def refuse(self, name: str, note: str, index: int | None = None) -> None:
         """Drop a parameter the service found unusable (e.g. a verdict for an unknown run)."""
         self.values.pop(name, None)

@@ -122,21 +122,15 @@ PARAMS: tuple[Param, ...] = (
         name="deny",
         verbs=("remember",),
         shape=shapes.TEXT,
-        label=Text(ru="Отрицание", en="Denial"),
+        label=Text(ru="Отрицание вывода", en="Denial of a conclusion"),
         help=Text(
-            ru="Опровержение прежнего вывода («мой друг его на самом деле не видел»).",
-            en='A denial of an earlier conclusion ("my friend never actually met him").',
-        ),
-        capability=_always(
-            Capability(
-                "not_supported",
-                Text(
-                    ru="цикл дообучения, который записывает опровержение, ещё не построен; "
-                    "фраза сохранена как заметка.",
-                    en="the relearning cycle that records a denial is not built yet; the phrase "
-                    "is kept as a note.",
-                ),
-            )
+            ru="Прогон (run из ответа recall), чей вывод архитектор отвергает; его слова — text "
+            "(«мой друг его на самом деле не видел»). Вывод отменяется, факт остаётся, "
+            "отвергнутая гипотеза хранится, и тот же вопрос её больше не предложит.",
+            en="The run (the run of a recall answer) whose conclusion the architect rejects; "
+            'their words are the text ("my friend never actually met him"). The conclusion is '
+            "revoked, the fact stays, the rejected hypothesis is kept, and the same question "
+            "does not propose it again.",
         ),
     ),
     Param(

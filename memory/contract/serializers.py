@@ -204,6 +204,10 @@ class RememberAnswer(_Frame):
     )
     model = ModelBlock()
     stores = StoreWrites(help_text="vectors and graph: written now, or queued in the outbox")
+    relearned = Relearned(
+        required=False,
+        help_text="present with an accepted deny: the denial summary the relearning cycle kept",
+    )
 
 
 class ErrorDetail(serializers.Serializer):

@@ -30,7 +30,7 @@ from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
-from memory.models import MemoryObject, Note
+from memory.models import MemoryObject, Note, Summary
 from memory.services import objects as objects_service
 from memory.services.notes import lift_notes
 from memory.stores.vectors import KINDS, vectors
@@ -186,7 +186,12 @@ def search(ctx: RecallContext) -> Outcome:
             )
         )
         meaning.append((kind, [_item(kind, h) for h in hits]))
-    ranked = [i for i in _lifted(fuse(lexical, meaning), ctx) if not ctx.excluded(i)][:RETURNED]
+    denied = _denied_summaries(ctx, meaning)
+    ranked = [
+        i
+        for i in _lifted(fuse(lexical, meaning), ctx)
+        if not ctx.excluded(i) and str(i.get("summary") or "") not in denied
+    ][:RETURNED]
     _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
     if lexical:
@@ -228,6 +233,21 @@ def search(ctx: RecallContext) -> Outcome:
         trace=trace,
         missing=missing,
     )
+
+
+def _denied_summaries(
+    ctx: RecallContext, meaning: list[tuple[str, list[dict[str, Any]]]]
+) -> set[str]:
+    """The summaries among the hits whose conclusion the architect denied (they stay, unread)."""
+    ids = [i["summary"] for kind, items in meaning if kind == "summaries" for i in items]
+    if not ids:
+        return set()
+    return {
+        str(pk)
+        for pk in Summary.objects.filter(
+            architect=ctx.architect, pk__in=ids, denied_by__isnull=False
+        ).values_list("pk", flat=True)
+    }
 
 
 def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 
 WRITERS = [("code", "code"), ("model", "model")]
+CLAIMS = [("inferred", "inferred"), ("denied", "denied")]
 
 
 class Summary(models.Model):
@@ -32,6 +33,25 @@ class Summary(models.Model):
         "memory.MemoryObject", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     written_by = models.CharField(max_length=8, choices=WRITERS)
+    # inferred: what an answer found · denied: a hypothesis the architect rejected, kept so the
+    # same chain does not propose it again (PASSPORT.md §15.2).
+    claim = models.CharField(max_length=8, choices=CLAIMS, default="inferred")
+    denies = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="denials"
+    )
+    denied_run = models.ForeignKey(
+        "memory.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the run whose conclusion this claim denies",
+    )
+    # Set on an earlier summary once its conclusion is denied: it stays, and answers no more.
+    denied_by = models.ForeignKey(
+        "memory.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    denied_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -89,6 +89,9 @@ class Result:
     scope: list[dict[str, Any]] = field(default_factory=list)
     rows: list[dict[str, Any]] | None = None  # a computation's table
     summary: str = ""  # the model's summary; empty → code writes it
+    claim: str = "inferred"  # "denied": a hypothesis the architect rejected
+    denies: Summary | None = None
+    denied_run: Run | None = None
 
 
 def from_outcome(
@@ -236,7 +239,10 @@ def _keep(
         scope=result.scope,
         basis=result.facts,
         object=obj,
-        written_by="model" if result.summary.strip() else "code",
+        written_by="model" if result.summary.strip() and result.claim == "inferred" else "code",
+        claim=result.claim,
+        denies=result.denies,
+        denied_run=result.denied_run,
     )
     terms = language.keywords(f"{result.question} {text}")
     SummaryKeyword.objects.bulk_create(
@@ -334,7 +340,8 @@ def summaries_search(
         held.setdefault(summary_id, set()).add(lemma)
     if not held:
         return []
-    found = Summary.objects.filter(architect=architect, pk__in=list(held))
+    # A summary whose conclusion the architect denied answers no more; its denial does.
+    found = Summary.objects.filter(architect=architect, pk__in=list(held), denied_by__isnull=True)
     hits = [
         SummaryHit(
             summary=s,
@@ -360,5 +367,7 @@ def card(summary: Summary) -> dict[str, Any]:
         "level": summary.level,
         "object": str(summary.object_id) if summary.object_id else None,
         "basis": summary.basis,
+        "claim": summary.claim,
+        "denies_run": str(summary.denied_run_id) if summary.denied_run_id else None,
         "created_at": summary.created_at.isoformat(),
     }

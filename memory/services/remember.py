@@ -29,7 +29,7 @@ from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNot
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
-from memory.services import idempotency, knowledge
+from memory.services import denial, idempotency, knowledge
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.notes import note_create
 from memory.services.runs import run_close
@@ -295,6 +295,7 @@ def _after_commit(
 
     # The stores are filled by code, after the model, from the note and the tools' records.
     stores = _fill_stores(parsed, run, note, pending, failures)
+    relearned = _deny(parsed, caller, run) if parsed.has("deny") else None
 
     answer: dict[str, Any] = {
         **frame("remember", run),
@@ -304,6 +305,8 @@ def _after_commit(
         "stores": stores,
         "params": parsed.fates_dict(),
     }
+    if relearned is not None:
+        answer["relearned"] = relearned
     if usage is not None and usage.thread and model_block.get("status") == "done":
         answer["thread"] = usage.thread
     if parsed.get("trace"):
@@ -323,6 +326,36 @@ def _after_commit(
         failures=failures,
     )
     return answer
+
+
+def _deny(parsed: Parsed, caller: Caller, run: Run) -> dict[str, Any] | None:
+    """A denial of an earlier conclusion (PASSPORT.md §15.2), after the words are kept as a
+    note. Nothing to attach it to is the parameter's fate, never an error answer."""
+    try:
+        note, kept = denial.deny(
+            parsed.get("deny"),
+            words=parsed.get("text"),
+            architect=caller.architect,
+            run=run,
+            lang=parsed.lang,
+        )
+    except denial.Refused as why:
+        parsed.not_supported("deny", str(why))
+        return None
+    except Exception as error:
+        log.exception("remember: the denial's relearning cycle failed after the note committed")
+        reason = f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000]
+        parsed.accept("deny", _DENY_FAILED(parsed.lang, reason=reason))
+        return {"skill": "relearning-cycle", "mode": "sync", "status": "failed", "note": reason}
+    parsed.accept("deny", note)
+    return kept
+
+
+_DENY_FAILED = Text(
+    ru="отрицание не записано: цикл дообучения сломался ({reason}); фраза сохранена как заметка",
+    en="the denial is not recorded: the relearning cycle broke ({reason}); the phrase is kept as "
+    "a note",
+)
 
 
 def _stored(note: Note) -> dict[str, Any]:
@@ -420,6 +453,7 @@ def _close(
         error="; ".join(reasons),
         failed=error is not None,
         stores=stores,
+        relearned=(answer or {}).get("relearned", {}),
         params=parsed.fates_dict(),
         report=report.as_dict()["tables"],
         seconds=round(time.perf_counter() - started, 4),

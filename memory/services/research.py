@@ -41,7 +41,7 @@ from memory.levels.context import RecallContext
 from memory.model.base import ModelError, ToolScope
 from memory.model.structured import ask_json
 from memory.models import Note, Research, ShapeEntry
-from memory.services import relearning
+from memory.services import denial, relearning
 from memory.services.notes import notes_search
 from memory.shape import selectors
 from memory.stores.graph import graph
@@ -114,6 +114,10 @@ _NO_NEIGHBOURS = Text(
 _TIME_UP = Text(
     ru="время исследования вышло ({seconds} с); закрыто с тем, что найдено",
     en="the research ran out of time ({seconds} s); closed with what was found",
+)
+_DENIED = Text(
+    ru="связей пропущено: {count} — вывод из них архитектор уже отвергнут",
+    en="links skipped: {count} — the architect already rejected the conclusion they lead to",
 )
 _TRIED = Text(
     ru="сущностей {entities}, терминов {terms}, ходов модели {turns}",
@@ -331,9 +335,13 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
         _check(out_of_time)
         for note_id in _graph_notes(ctx, [term]) + _word_notes(ctx, term):
             links.append({"term": term, "note": note_id})
-    progress.step("terms_graph", lang, links=len(links))
+    # A conclusion the architect denied for this question is not drawn again from its basis.
+    denied = denial.denied_notes(ctx.architect, ctx.text)
+    kept = [link for link in links if link["note"] not in denied]
+    note = _DENIED(lang, count=len(links) - len(kept)) if len(kept) < len(links) else ""
+    progress.step("terms_graph", lang, links=len(kept), note=note)
     # 6. the answer
-    found = _conclude(ctx, entities, unknown, links)
+    found = _conclude(ctx, entities, unknown, kept)
     if found is not None:
         found.summary = summary
         return found

@@ -16,7 +16,7 @@ EXAMPLES = {
     "depth": "deep",
     "trace": True,
     "thread": "8ebb61f7-f91d-47df-a1a9-42170cfba29c",
-    "deny": "мой друг его на самом деле не видел",
+    "deny": str(uuid.uuid4()),  # the run whose conclusion is rejected; the words are the text
     "said_at": "2023-05-08T13:56:00+03:00",
     "scope": [
         {"kind": "geo", "place": "madrid"},

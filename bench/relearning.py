@@ -16,18 +16,28 @@ asked at standard before and after the relearning pass: the false-found rate mus
 
     .venv/bin/python bench/relearning.py
     .venv/bin/python bench/relearning.py --cases 20
+    .venv/bin/python bench/relearning.py --research   # level 5 with the project's fake model
 
-Prints figures, asserts nothing. Level 5 (research, with model turns) is not built yet: the first
-ask here is level 4's, which costs embeddings and no model turn.
+``--research``: the owner's kind of question ("which of my friends could have known X?") over
+friends in a grown table and what each did; the first ask is ``extreme`` — levels 1–4 find
+nothing, the research job runs (Celery's eager mode, in this process) and the project's fake
+`claude` (tests/fake_claude, a scripted CLI behind the real MCP server) names the related terms;
+the second ask is ``standard``. Printed: model turns, tokens and seconds of each, and the ratio.
+
+Prints figures, asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -158,9 +168,174 @@ def report(figures: dict[str, Any]) -> None:
     )
 
 
+# --- level 5, with the fake model -----------------------------------------------------------------
+
+FRIENDS = ["Денис", "Миша", "Оля"]
+TOLD = [
+    "Мой друг Денис с 1992 по 1994 год служил в Кремле.",
+    "Миша в 2019 году два месяца жил в Париже.",
+    "Оля работала переводчицей на фестивале в Каннах.",
+    "Я люблю зелёный чай с жасмином.",
+]
+RESEARCH_CASES = [
+    ("Кто из моих друзей мог знать Ельцина?", "Ельцин", ["Кремль", "президент", "Москва"]),
+    ("Кто из моих друзей мог видеть Эйфелеву башню?", "Эйфелев", ["Париж", "Франция"]),
+    ("Кто из моих друзей мог встретить Депардье?", "Депардье", ["Канны", "кино", "Франция"]),
+]
+
+
+@contextmanager
+def _fake_model(folder: Path) -> Iterator[None]:
+    """The project's fake `claude` on PATH, scripted to name the related terms per question;
+    the settings and the environment are put back after."""
+    from unittest import mock
+
+    from django.test import override_settings
+
+    from memory import model
+
+    fake = Path(__file__).resolve().parent.parent / "tests" / "fake_claude" / "fake_claude.py"
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    wrapper = bin_dir / "claude"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake}" "$@"\n')
+    wrapper.chmod(0o755)
+    rules = [
+        {
+            "match": re.escape(f"Вопрос: «{question}»\nНеизвестное слово"),
+            "system_match": "deep-analysis",
+            "result": json.dumps({"terms": terms}, ensure_ascii=False),
+        }
+        for question, _, terms in RESEARCH_CASES
+    ]
+    rules.append(
+        {
+            "match": "Каталог:",
+            "result": json.dumps(
+                {"found": False, "kind": "probabilistic", "text": "нет"}, ensure_ascii=False
+            ),
+        }
+    )
+    script = folder / "script.json"
+    script.write_text(json.dumps({"rules": rules}, ensure_ascii=False))
+    environ = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_CLAUDE_HOME": str(folder / "home"),
+        "FAKE_CLAUDE_SCRIPT": str(script),
+    }
+    with (
+        mock.patch.dict(os.environ, environ),
+        override_settings(
+            MODEL_BACKEND="claude",
+            CLAUDE_BIN="claude",
+            CLAUDE_WORKDIR=folder / "think",
+            CELERY_TASK_ALWAYS_EAGER=True,  # the job runs here, as Celery's eager mode runs it
+            RESEARCH_WAIT_SECONDS=600,
+        ),
+    ):
+        model.backend.cache_clear()
+        try:
+            yield
+        finally:
+            model.backend.cache_clear()
+
+
+def measure_research() -> dict[str, Any]:
+    """The questions asked twice over one memory; the rows of report_research."""
+    import tempfile
+
+    from retrieval import _caller, remember
+
+    from memory.models import Research, Run
+    from memory.shape.tools import promote_to_list
+
+    caller = _caller("research")
+    promote_to_list(architect=caller.architect, kind="друзья", items=FRIENDS, basis="мои друзья")
+    for text in TOLD:
+        remember(caller, text)
+    rows = []
+    with _fake_model(Path(tempfile.mkdtemp(prefix="memory-bench-claude-"))):
+        for question, _, _ in RESEARCH_CASES:
+            first, first_s = _ask_with(caller, question, "extreme", wait=True)
+            research = Research.objects.filter(pk=first["run"]).first()
+            if research is None:  # levels 1–4 answered: no research, nothing to compare
+                print(f"  {question}: answered at level {first['depth_used']} before research")
+                continue
+            run = Run.objects.get(pk=first["run"])
+            usage = research.progress.get("usage", [])
+            second, second_s = _ask_with(caller, question, "standard")
+            second_run = Run.objects.get(pk=second["run"])
+            rows.append(
+                {
+                    "question": question,
+                    "first": {
+                        "level": first["depth_used"],
+                        "found": bool(first["answer"]["found"]),
+                        "turns": run.model_turns + research.progress.get("model_turns", 0),
+                        "tokens": run.tokens_in
+                        + run.tokens_out
+                        + sum(u["tokens_in"] + u["tokens_out"] for u in usage),
+                        "seconds": first_s,
+                    },
+                    "kept": "summary" in first.get("relearned", {}),
+                    "second": {
+                        "level": second["depth_used"],
+                        "found": bool(second["answer"]["found"]),
+                        "turns": second_run.model_turns,
+                        "tokens": second_run.tokens_in + second_run.tokens_out,
+                        "seconds": second_s,
+                    },
+                }
+            )
+    return {"rows": rows}
+
+
+def _ask_with(caller: Any, question: str, depth: str, **params: Any) -> tuple[dict, float]:
+    from memory.services.recall import recall as recall_service
+
+    started = time.perf_counter()
+    answer = recall_service(
+        caller=caller, data={"text": question, "depth": depth, "lang": "ru", **params}
+    )
+    return answer, time.perf_counter() - started
+
+
+def report_research(figures: dict[str, Any]) -> None:
+    rows = figures["rows"]
+    print(
+        "question                                        first: level found turns   s | "
+        "second: level found turns   s"
+    )
+    for r in rows:
+        f, s = r["first"], r["second"]
+        print(
+            f"{r['question'][:46]:<47} {f['level']:>6} {f['found']!s:>5} {f['turns']:>5} "
+            f"{f['seconds']:>5.2f} | {s['level']:>13} {s['found']!s:>5} {s['turns']:>5} "
+            f"{s['seconds']:>5.2f}"
+        )
+    kept = [r for r in rows if r["kept"]]
+    print(
+        f"kept by the relearning cycle: {len(kept)} of {len(rows)}; second ask at level <= 3: "
+        f"{sum(r['second']['found'] and r['second']['level'] <= 3 for r in kept)}"
+    )
+    if kept:
+        print("costs over the kept questions      first ask    second ask    ratio")
+        for key in ("turns", "tokens", "seconds"):
+            first, second = _sum(kept, "first", key), _sum(kept, "second", key)
+            ratio = (
+                "inf"
+                if second == 0 and first > 0
+                else "-"
+                if second == 0
+                else f"{first / second:.1f}x"
+            )
+            print(f"  {key:<32} {first:>9.3f}   {second:>9.3f}     {ratio}")
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=None, help="paraphrase questions asked")
+    parser.add_argument("--research", action="store_true", help="level 5 with the fake model")
     args = parser.parse_args(argv)
     setup_django("relearning")
     from django.core.management import call_command
@@ -169,6 +344,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from django.conf import settings
 
     print(f"relearning: {settings.RELEARNING}")
+    if args.research:
+        figures = measure_research()
+        report_research(figures)
+        return figures
     figures = measure(args.cases)
     report(figures)
     return figures

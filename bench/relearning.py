@@ -124,6 +124,18 @@ def _sum(rows: list[dict[str, Any]], ask: str, key: str) -> float:
     return sum(r[ask][key] for r in rows)
 
 
+def print_costs(kept: list[dict[str, Any]]) -> None:
+    """Both asks' summed costs over the kept questions, and the ratio (inf when the second is 0)."""
+    print("costs over the kept questions      first ask    second ask    ratio")
+    for key, unit in (("turns", ""), ("tokens", ""), ("seconds", " s")):
+        first, second = _sum(kept, "first", key), _sum(kept, "second", key)
+        if second == 0:
+            ratio = "inf" if first > 0 else "-"
+        else:
+            ratio = f"{first / second:.1f}x"
+        print(f"  {key:<32} {first:>9.3f}{unit:<2} {second:>9.3f}{unit:<2}   {ratio}")
+
+
 def report(figures: dict[str, Any]) -> None:
     rows = figures["rows"]
     kept = [r for r in rows if r["kept"]]
@@ -143,17 +155,7 @@ def report(figures: dict[str, Any]) -> None:
         f"{len(kept)}; the expected fact first in {sum(r['second_right'] for r in kept)}"
     )
     if kept:
-        print("costs over the kept questions      first ask    second ask    ratio")
-        for key, unit in (("turns", ""), ("tokens", ""), ("seconds", " s")):
-            first, second = _sum(kept, "first", key), _sum(kept, "second", key)
-            ratio = (
-                "inf"
-                if second == 0 and first > 0
-                else "-"
-                if second == 0
-                else f"{first / second:.1f}x"
-            )
-            print(f"  {key:<32} {first:>9.3f}{unit:<2} {second:>9.3f}{unit:<2}   {ratio}")
+        print_costs(kept)
         p50 = (
             statistics.median(r["first"]["seconds"] for r in kept),
             statistics.median(r["second"]["seconds"] for r in kept),
@@ -319,17 +321,7 @@ def report_research(figures: dict[str, Any]) -> None:
         f"{sum(r['second']['found'] and r['second']['level'] <= 3 for r in kept)}"
     )
     if kept:
-        print("costs over the kept questions      first ask    second ask    ratio")
-        for key in ("turns", "tokens", "seconds"):
-            first, second = _sum(kept, "first", key), _sum(kept, "second", key)
-            ratio = (
-                "inf"
-                if second == 0 and first > 0
-                else "-"
-                if second == 0
-                else f"{first / second:.1f}x"
-            )
-            print(f"  {key:<32} {first:>9.3f}   {second:>9.3f}     {ratio}")
+        print_costs(kept)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Avg, Count, F
@@ -88,6 +89,20 @@ def term_weights(architect: Architect, terms: Sequence[str]) -> TermWeights:
     return TermWeights(
         notes=stats["notes"] or 0, average_length=float(stats["length"] or 1.0) or 1.0, df=df
     )
+
+
+def keywords_held(
+    postings: Any, owner: str, *, architect: Architect, asked: Sequence[str]
+) -> dict[Any, set[str]]:
+    """Which of the asked terms each thing holds, read from its keyword postings (objects'
+    cards, summaries): {thing id: {lemma, …}}, only things holding at least one."""
+    held: dict[Any, set[str]] = {}
+    if not asked:
+        return held
+    rows = postings.objects.filter(architect=architect, lemma__in=list(asked))
+    for thing, lemma in rows.values_list(owner, "lemma"):
+        held.setdefault(thing, set()).add(lemma)
+    return held
 
 
 def answers(coverage: float) -> bool:

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from memory import language
 from memory.models import Architect, MemoryObject, ObjectKeyword, OutboxItem, Run
-from memory.relevance import TermWeights
+from memory.relevance import TermWeights, keywords_held
 from memory.stores import outbox
 from memory.stores.objects import card_text
 from memory.stores.vectors import VectorItem
@@ -129,13 +129,7 @@ def objects_search(
 ) -> list[ObjectHit]:
     """Objects whose title or description holds the question's terms, best covered first."""
     asked = list(dict.fromkeys(terms))
-    if not asked:
-        return []
-    held: dict[Any, set[str]] = {}
-    for object_id, lemma in ObjectKeyword.objects.filter(
-        architect=architect, lemma__in=asked
-    ).values_list("object_id", "lemma"):
-        held.setdefault(object_id, set()).add(lemma)
+    held = keywords_held(ObjectKeyword, "object_id", architect=architect, asked=asked)
     if not held:
         return []
     found = MemoryObject.objects.filter(architect=architect, pk__in=list(held))

@@ -196,12 +196,7 @@ def _relearn(
         return relearning.relearn(result, architect=caller.architect, run=run, lang=parsed.lang)
     except Exception as error:
         log.exception("recall: the relearning cycle of run %s failed", run.pk)
-        return {
-            "skill": relearning.SKILL,
-            "mode": settings.RELEARNING,
-            "status": "failed",
-            "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
-        }
+        return relearning.failed(error)
 
 
 def _returned_ids(body: dict[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ from memory import language
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword
-from memory.relevance import TermWeights
+from memory.relevance import TermWeights, keywords_held
 from memory.services import knowledge
 from memory.services import objects as objects_service
 from memory.stores import outbox
@@ -310,6 +310,17 @@ def relearn(
     }
 
 
+def failed(error: BaseException, mode: str | None = None) -> dict[str, Any]:
+    """What the answer says of a cycle that broke (after the answer was ready: never an error
+    answer); the transaction kept nothing of it."""
+    return {
+        "skill": SKILL,
+        "mode": mode or settings.RELEARNING,
+        "status": "failed",
+        "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
+    }
+
+
 # --- level 1 reads them --------------------------------------------------------------------------
 
 
@@ -331,13 +342,7 @@ def summaries_search(
     """Summaries whose question or text holds the question's terms, best covered first (the
     newest first among equals); the scope by its one rule."""
     asked = list(dict.fromkeys(terms))
-    if not asked:
-        return []
-    held: dict[Any, set[str]] = {}
-    for summary_id, lemma in SummaryKeyword.objects.filter(
-        architect=architect, lemma__in=asked
-    ).values_list("summary_id", "lemma"):
-        held.setdefault(summary_id, set()).add(lemma)
+    held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
     if not held:
         return []
     # A summary whose conclusion the architect denied answers no more; its denial does.

@@ -29,7 +29,7 @@ from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNot
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
-from memory.services import denial, idempotency, knowledge
+from memory.services import denial, idempotency, knowledge, relearning
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.notes import note_create
 from memory.services.runs import run_close
@@ -344,9 +344,9 @@ def _deny(parsed: Parsed, caller: Caller, run: Run) -> dict[str, Any] | None:
         return None
     except Exception as error:
         log.exception("remember: the denial's relearning cycle failed after the note committed")
-        reason = f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000]
-        parsed.accept("deny", _DENY_FAILED(parsed.lang, reason=reason))
-        return {"skill": "relearning-cycle", "mode": "sync", "status": "failed", "note": reason}
+        kept = relearning.failed(error)
+        parsed.accept("deny", _DENY_FAILED(parsed.lang, reason=kept["note"]))
+        return kept
     parsed.accept("deny", note)
     return kept
 

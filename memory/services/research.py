@@ -45,7 +45,7 @@ from memory.services import denial, relearning
 from memory.services.notes import notes_search
 from memory.shape import selectors
 from memory.stores.graph import graph
-from memory.stores.graph_types import note_of_chunk
+from memory.stores.graph_types import GraphContext, note_of_chunk
 from memory.stores.vectors import vectors
 
 log = logging.getLogger(__name__)
@@ -369,18 +369,24 @@ def _table_entities(ctx: RecallContext) -> list[str]:
     return list(dict.fromkeys(names))[:MAX_ENTITIES]
 
 
-def _graph_notes(ctx: RecallContext, words: list[str]) -> list[str]:
-    """The notes the graph's context for these words comes from (no model: keywords by code)."""
+def _graph(ctx: RecallContext, words: list[str]) -> GraphContext:
+    """The graph's context for these words, keywords given by code (no model call); a store's
+    fault is logged and read as an empty context — one step's loss, not the job's end."""
     try:
-        context = graph().query(
+        return graph().query(
             architect_id=ctx.architect.pk,
             question=" ".join(words),
             hl_keywords=words,
             ll_keywords=words,
         )
-    except Exception as error:  # one store's fault is a step's note, not the job's end
+    except Exception as error:
         log.warning("research: the graph failed for %s: %s", words, error)
-        return []
+        return GraphContext()
+
+
+def _graph_notes(ctx: RecallContext, words: list[str]) -> list[str]:
+    """The notes the graph's context for these words comes from."""
+    context = _graph(ctx, words)
     sources = [c.get("source") for c in context.chunks]
     for relation in context.relations:
         sources += relation.get("sources", [])
@@ -476,18 +482,10 @@ def _related_terms(
 
 def _neighbours(ctx: RecallContext, unknown: list[str]) -> tuple[list[str], str]:
     """The graph's entities around the unknown words, when no model can name terms."""
-    try:
-        context = graph().query(
-            architect_id=ctx.architect.pk,
-            question=" ".join(unknown),
-            hl_keywords=unknown,
-            ll_keywords=unknown,
-        )
-    except Exception:
-        context = None
+    context = _graph(ctx, unknown)
     names = []
     asked = set(unknown)
-    for entity in context.entities if context else []:
+    for entity in context.entities:
         name = str(entity.get("name") or "")
         if name and not set(language.keywords(name)) & asked:
             names.append(name)
@@ -576,12 +574,7 @@ def _relearn(research: Research, found: Found) -> dict[str, Any]:
         )
     except Exception as error:
         log.exception("research %s: the relearning cycle failed", research.pk)
-        return {
-            "skill": relearning.SKILL,
-            "mode": settings.RELEARNING,
-            "status": "failed",
-            "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
-        }
+        return relearning.failed(error)
 
 
 def state(research: Research) -> dict[str, Any]:

@@ -152,6 +152,9 @@ class Outcome:
     # Hits below the answer bar (memory.relevance), best first: they never stop the climb, and
     # are returned, fused across levels, when no level answers.
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    # The rows of an answer computed from the tables (level 2): the relearning cycle keeps them
+    # as a table artifact, so the same computation is not paid for twice.
+    computed: list[dict[str, Any]] | None = None
 
 
 @dataclass

@@ -33,6 +33,9 @@ ANSWER_SCHEMA: dict[str, Any] = {
         "kind": {"enum": list(ladder.KINDS)},
         "text": {"type": "string"},
         "data": {},
+        # An answer computed from the tables (sums, totals, a breakdown): the rows of the
+        # computation, one object per row. The relearning cycle keeps them as a table.
+        "computed": {"type": "array", "items": {"type": "object"}},
         "missing": {
             "type": "array",
             "items": {
@@ -55,7 +58,9 @@ _TASK = (
     "parameter_dependent — ответ зависит от места или даты, которых нет (назови в missing). "
     "read_table отдаёт только строки, что подходят к охвату вопроса; строка с scope_unknown "
     "может не действовать там, где спрошено, а строка с scope_missing действует лишь там, "
-    "чего вопрос не назвал, — такой ответ parameter_dependent."
+    "чего вопрос не назвал, — такой ответ parameter_dependent. "
+    "Если ответ посчитан по таблицам (суммы, итоги, детализация), положи строки расчёта в computed: "
+    "по объекту на строку, с итогом последней строкой."
 )
 _NO_MODEL = NOT_CONFIGURED
 _ANSWERED = Text(
@@ -137,6 +142,9 @@ def search(ctx: RecallContext) -> Outcome:
             }
         ],
         missing=missing,
+        computed=[r for r in value.get("computed") or [] if isinstance(r, dict)] or None
+        if found
+        else None,
         usage=result,
         thread=result.thread,
         tools=called,

@@ -142,7 +142,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     if final is not None and research is not None and final.report and final.report[0].level == 5:
         if research.relearned:  # the job kept what it found itself (level 5)
             answer["relearned"] = research.relearned
-    elif final is not None and climb.depth_used >= RELEARN_FROM_LEVEL:
+    elif final is not None and (climb.depth_used >= RELEARN_FROM_LEVEL or final.computed):
         relearned = _relearn(parsed, caller, run, final, climb.depth_used)
         if relearned is not None:
             answer["relearned"] = relearned
@@ -176,7 +176,8 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     return answer
 
 
-# An answer found this deep is kept by the relearning cycle (PASSPORT.md «Цикл дообучения»).
+# An answer found this deep, or computed from the tables, is kept by the relearning cycle
+# (PASSPORT.md «Цикл дообучения»).
 RELEARN_FROM_LEVEL = 4
 
 

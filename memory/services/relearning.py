@@ -59,7 +59,10 @@ _SUMMARY = Text(
 )
 _FACT = Text(ru="«{text}» (заметка {note}, {day})", en="«{text}» (note {note}, {day})")
 _FACT_BARE = Text(ru="«{text}»", en="«{text}»")
-_ROWS = Text(ru="таблица из {rows} строк", en="a table of {rows} rows")
+_ROWS = Text(
+    ru="«{answer}»; расчёт — таблица из {rows} строк",
+    en="«{answer}»; the computation is a table of {rows} rows",
+)
 _DOC_FOUND = Text(
     ru="Найдено на уровне {level}, прогон {run}, {day}.",
     en="Found at level {level}, run {run}, {day}.",
@@ -99,6 +102,15 @@ def from_outcome(
 ) -> Result | None:
     """The result a level's answer holds, or None when there is nothing new to keep: the answer
     came from a summary (it is already knowledge) or holds no fact."""
+    if getattr(outcome, "computed", None):
+        return Result(
+            question=question,
+            level=level,
+            kind=outcome.kind or "affirmative",
+            text=outcome.text,
+            scope=list(scope),
+            rows=list(outcome.computed),
+        )
     data = outcome.data if isinstance(outcome.data, dict) else {}
     items = [i for i in data.get("hits", data.get("notes", [])) if isinstance(i, dict)]
     answering = [i for i in items if i.get("answers", True)]
@@ -166,7 +178,8 @@ def summary_text(result: Result, *, run: Run, object_id: str, lang: str) -> str:
     if result.summary.strip():
         return result.summary.strip()
     if result.rows is not None:
-        facts = _ROWS(lang, rows=len(result.rows))
+        answer = " ".join(result.text.split())[:FACT_CHARS]
+        facts = _ROWS(lang, answer=answer, rows=len(result.rows))
     else:
         shown = []
         for fact in result.facts[:FACTS_IN_SUMMARY]:

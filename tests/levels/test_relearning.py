@@ -4,11 +4,14 @@ question is answered at level 1 next time, at no model cost. Through the real em
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory.models import MemoryObject, OutboxItem, Run, Summary
 from memory.services import objects as objects_service
 from memory.services import relearning
+from memory.shape.tools import promote_to_list
 from memory.stores.graph import graph
 from memory.stores.vectors import vectors
 
@@ -160,3 +163,64 @@ def test_a_computed_table_takes_the_same_path(bob):
     _, content = objects_service.object_read(architect=bob, object_id=kept["object"])
     assert "| месяц | доход |" in content.decode() and "| август | 800 |" in content.decode()
     assert "таблица из 2 строк" in kept["text"]
+
+
+# --- the owner's computed example (§14.2), with the project's fake `claude` -------------------
+
+INCOME = "Сколько мы заработали денег в мае–августе? Дай ответ с детализацией."
+COMPUTED = [
+    {"месяц": "май", "доход": 500, "расход": 200, "итог": 300},
+    {"месяц": "июнь", "доход": 400, "расход": 250, "итог": 150},
+    {"месяц": "июль", "доход": 450, "расход": 100, "итог": 350},
+    {"месяц": "август", "доход": 800, "расход": 300, "итог": 500},
+    {"месяц": "итого", "доход": 2150, "расход": 850, "итог": 1300},
+]
+COMPUTE = {
+    "match": "Вопрос: «Сколько мы заработали",
+    "tools": [
+        {"name": "read_table", "arguments": {"table": "доходы"}},
+        {"name": "read_table", "arguments": {"table": "расходы"}},
+    ],
+    "result": json.dumps(
+        {
+            "found": True,
+            "kind": "affirmative",
+            "text": "За май–август заработали 1 300: доходы 2 150, расходы 850.",
+            "computed": COMPUTED,
+        },
+        ensure_ascii=False,
+    ),
+}
+
+
+@pytest.mark.usefixtures("grown")
+def test_a_computed_answer_becomes_a_table_object_and_a_summary(fake_claude, alice, client_for):
+    for kind, column in (("доходы", "доход"), ("расходы", "расход")):
+        promote_to_list(
+            architect=alice,
+            kind=kind,
+            items=[
+                {"value": row["месяц"], "fields": {"сумма": str(row[column])}}
+                for row in COMPUTED[:-1]
+            ],
+            basis=f"{kind} по месяцам",
+        )
+    fake_claude.script([COMPUTE])
+    api = client_for(alice)
+    answer = api.recall(INCOME)
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 2
+    kept = answer["relearned"]
+    assert kept["written_by"] == "code"
+    assert "1 300" in kept["text"] and "таблица из 5 строк" in kept["text"]
+    _, content = objects_service.object_read(architect=alice, object_id=kept["object"])
+    table = content.decode()
+    assert "| месяц | доход | расход | итог |" in table
+    assert "| август | 800 | 300 | 500 |" in table and "| итого | 2150 | 850 | 1300 |" in table
+    assert Summary.objects.get(pk=kept["summary"]).level == 2
+
+    fake_claude.script([])  # a model call now would fail level 2 loudly
+    again = api.recall(INCOME)
+    assert again["answer"]["found"] is True and again["depth_used"] == 1
+    assert again["answer"]["object"]["id"] == kept["object"]
+    assert "1 300" in again["answer"]["text"]
+    assert Run.objects.get(pk=again["run"]).model_turns == 0

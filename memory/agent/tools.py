@@ -209,6 +209,37 @@ def ask_graph(
     return {"found": True, "kind": outcome.kind, "context": outcome.data}
 
 
+def find_notes(
+    words: Annotated[str, Field(description="слова или термин, которые должна говорить заметка")],
+) -> dict[str, Any]:
+    """The architect's notes that say these words (the full-text index, as level 1 reads it),
+    best first, each with its id, its day and the run that recorded it."""
+    from memory import language, relevance
+    from memory.services.notes import notes_search
+
+    scope = current()
+    terms = language.keywords(words)
+    hits = notes_search(
+        architect=scope.architect,
+        terms=terms,
+        weights=relevance.term_weights(scope.architect, terms),
+        limit=10,
+        scope=_asked_scope(scope),
+    )
+    return {
+        "notes": [
+            {
+                "note": str(h.note.pk),
+                "text": h.note.text,
+                "said_at": h.note.created_at.isoformat(),
+                "run": str(h.note.run_id or ""),
+                "coverage": round(h.coverage, 3),
+            }
+            for h in hits
+        ]
+    }
+
+
 def keep_object(
     name: str,
     media_type: Annotated[str, Field(description="например text/markdown")],
@@ -287,6 +318,13 @@ TOOLS: tuple[AgentTool, ...] = (
         writes=False,
     ),
     AgentTool(
+        "find_notes",
+        find_notes,
+        "Найти заметки архитектора, которые говорят эти слова: дословный текст, id, день, прогон. "
+        "Дёшево, без хода модели, ничего не меняет.",
+        writes=False,
+    ),
+    AgentTool(
         "keep_object",
         keep_object,
         "Сохранить документ, который ты составил как ответ (таблицу, отчёт), и получить его вечный "
@@ -297,6 +335,7 @@ TOOLS: tuple[AgentTool, ...] = (
 BY_NAME = {tool.name: tool for tool in TOOLS}
 WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes)
 READ_TOOLS = ("read_catalog", "read_table", "ask_graph")
+RESEARCH_TOOLS = (*READ_TOOLS, "find_notes")  # level 5 cites notes by what they say
 
 
 def _jsonable(value: Any) -> Any:

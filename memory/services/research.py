@@ -22,6 +22,7 @@ relearning cycle, level 5, so the same question is cheap next time.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -40,7 +41,7 @@ from memory.i18n import Text
 from memory.levels.context import RecallContext
 from memory.model.base import ModelError, ToolScope
 from memory.model.structured import ask_json
-from memory.models import Note, Research, ShapeEntry
+from memory.models import Note, Research, ShapeEntry, ToolCall
 from memory.services import denial, relearning
 from memory.services.notes import notes_search
 from memory.shape import selectors
@@ -56,19 +57,37 @@ MAX_TERMS = 10
 MAX_ENTITIES = 20
 ROWS_READ = 50
 
-TERMS_SCHEMA: dict[str, Any] = {
+MODEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["terms"],
     "properties": {
         "terms": {"type": "array", "maxItems": MAX_TERMS, "items": {"type": "string"}},
+        "found": {"type": "boolean"},
+        "text": {"type": "string"},
+        "basis": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["quote"],
+                "properties": {
+                    "quote": {"type": "string"},
+                    "term": {"type": "string"},
+                    "entity": {"type": "string"},
+                },
+            },
+        },
         "summary": {"type": "string"},
     },
 }
-_TERMS_TASK = (
-    "Задача — шаг 4 навыка deep-analysis: назови до десяти терминов, ближайших к неизвестному "
-    "слову вопроса (места, должности, события, люди), по которым в памяти архитектора может "
-    "найтись связь. Только термины, без объяснений."
+_MODEL_TASK = (
+    "Задача — шаги 4–6 навыка deep-analysis. Назови до десяти терминов, ближайших к неизвестному "
+    "слову вопроса (места, должности, события, люди), — terms. Проверь их инструментами "
+    "find_notes и ask_graph. Если нашлась заметка, которая связывает сущность с неизвестным "
+    "словом, верни found=true, text — вывод (гипотезу, не факт) и basis — дословные цитаты "
+    "заметок (quote), с термином (term) и сущностью (entity). Иначе found=false: код проверит "
+    "термины сам."
 )
 
 _STEP = {
@@ -118,6 +137,10 @@ _TIME_UP = Text(
 _DENIED = Text(
     ru="связей пропущено: {count} — вывод из них архитектор уже отвергнут",
     en="links skipped: {count} — the architect already rejected the conclusion they lead to",
+)
+_CITED = Text(
+    ru="Основание: «{text}» (заметка {note}, сказано {day}, прогон {run}).",
+    en="Basis: «{text}» (note {note}, said {day}, run {run}).",
 )
 _TRIED = Text(
     ru="сущностей {entities}, терминов {terms}, ходов модели {turns}",
@@ -324,11 +347,16 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
         text = _MEANING(lang, text=note.text, note=note.pk, similarity=closest["similarity"])
         return Found(text=text, found=True, chain=[{"step": "vectors", **closest}], basis=basis)
     _check(out_of_time)
-    # 4. related terms for the unknown word
+    # 4. related terms for the unknown word (with a model: steps 4–6 through the tools)
     unknown = _unknown_words(ctx)
-    terms, note, summary = _related_terms(ctx, unknown, progress)
+    told_texts = _texts([n for ids in told.values() for n in ids])
+    take = _related_terms(ctx, unknown, entities, told_texts, progress)
+    terms, summary = take.terms, take.summary
     progress.data["terms"] = terms
-    progress.step("terms", lang, unknown=unknown, terms=terms, note=note)
+    progress.step("terms", lang, unknown=unknown, terms=terms, note=take.note)
+    found = _from_model(ctx, take, unknown)
+    if found is not None:
+        return found
     # 5. the graph (and the words' index) per term
     links: list[dict[str, Any]] = []
     for term in terms:
@@ -438,46 +466,112 @@ def _unknown_words(ctx: RecallContext) -> list[str]:
     return things or [t for t in ctx.keywords if unknown([t])]
 
 
+@dataclass
+class Take:
+    """Step 4's outcome: the terms and why they came from where they did; with a model, what
+    it concluded through the tools (a conclusion and the quotes it rests on)."""
+
+    terms: list[str]
+    note: str = ""
+    summary: str = ""
+    found: bool = False
+    text: str = ""
+    basis: list[dict[str, str]] = field(default_factory=list)
+
+
+def _texts(note_ids: list[str]) -> list[str]:
+    ids = list(dict.fromkeys(note_ids))[:MAX_ENTITIES]
+    return list(Note.objects.filter(pk__in=ids).values_list("text", flat=True))
+
+
 def _related_terms(
-    ctx: RecallContext, unknown: list[str], progress: Progress
-) -> tuple[list[str], str, str]:
-    """(terms, why they came from where they did, the model's summary if it wrote one)."""
+    ctx: RecallContext,
+    unknown: list[str],
+    entities: list[str],
+    told: list[str],
+    progress: Progress,
+) -> Take:
     if not unknown:
-        return [], _NO_UNKNOWN(ctx.lang), ""
-    if model.configured():
-        backend = model.backend()
-        scope = ToolScope(
-            architect_id=ctx.architect.pk,
-            run_id=str(ctx.run.pk) if ctx.run else "",
-            tools=agent_tools.READ_TOOLS,
+        return Take([], _NO_UNKNOWN(ctx.lang))
+    if not model.configured():
+        return Take(*_neighbours(ctx, unknown))
+    scope = ToolScope(
+        architect_id=ctx.architect.pk,
+        run_id=str(ctx.run.pk) if ctx.run else "",
+        tools=agent_tools.RESEARCH_TOOLS,
+    )
+    prompt = "\n".join(
+        [
+            f"Вопрос: «{ctx.text}»",
+            f"Неизвестное слово: «{', '.join(unknown)}»",
+            f"Сущности из таблиц: {json.dumps(entities, ensure_ascii=False)}",
+            f"Что о них сказано: {json.dumps(told, ensure_ascii=False)}",
+            f"Язык ответа: {ctx.lang}",
+        ]
+    )
+    try:
+        value, result = ask_json(
+            model.backend(),
+            prompt=prompt,
+            system=instruction.system_prompt((SKILL,), extra=_MODEL_TASK),
+            schema=MODEL_SCHEMA,
+            tools=scope,
+            thread=None,
+            timeout=settings.MODEL_TURN_TIMEOUT,
         )
-        prompt = "\n".join(
-            [
-                f"Вопрос: «{ctx.text}»",
-                f"Неизвестное слово: «{', '.join(unknown)}»",
-                f"Язык ответа: {ctx.lang}",
-            ]
+    except ModelError as error:
+        terms, _ = _neighbours(ctx, unknown)
+        return Take(terms, f"{error.code}: {error.message}")
+    progress.data["model_turns"] += result.turns
+    progress.data.setdefault("usage", []).append(
+        {"turns": result.turns, "tokens_in": result.tokens_in, "tokens_out": result.tokens_out}
+    )
+    if ctx.run is not None:
+        progress.data["tools"] = list(
+            ToolCall.objects.filter(run=ctx.run).values_list("tool", flat=True)
         )
-        try:
-            value, result = ask_json(
-                backend,
-                prompt=prompt,
-                system=instruction.system_prompt((SKILL,), extra=_TERMS_TASK),
-                schema=TERMS_SCHEMA,
-                tools=scope,
-                thread=None,
-                timeout=settings.MODEL_TURN_TIMEOUT,
-            )
-        except ModelError as error:
-            return _neighbours(ctx, unknown)[0], f"{error.code}: {error.message}", ""
-        progress.data["model_turns"] += result.turns
-        progress.data.setdefault("usage", []).append(
-            {"turns": result.turns, "tokens_in": result.tokens_in, "tokens_out": result.tokens_out}
+    return Take(
+        terms=[str(t).strip() for t in value.get("terms", []) if str(t).strip()][:MAX_TERMS],
+        summary=str(value.get("summary") or ""),
+        found=bool(value.get("found")),
+        text=str(value.get("text") or ""),
+        basis=[b for b in value.get("basis") or [] if str(b.get("quote", "")).strip()],
+    )
+
+
+def _from_model(ctx: RecallContext, take: Take, unknown: list[str]) -> Found | None:
+    """The model's conclusion, when the notes it quotes exist (its word alone is no basis) and
+    no denied conclusion rests on them. None: the code goes on with the model's terms."""
+    if not take.found or not take.basis or not take.text.strip():
+        return None
+    denied = denial.denied_notes(ctx.architect, ctx.text)
+    basis, chain = [], []
+    for cited in take.basis:
+        quote = " ".join(str(cited["quote"]).split())
+        note = (
+            Note.objects.filter(architect=ctx.architect, text=quote).first()
+            or Note.objects.filter(architect=ctx.architect, text__contains=quote).first()
         )
-        terms = [str(t).strip() for t in value.get("terms", []) if str(t).strip()][:MAX_TERMS]
-        return terms, "", str(value.get("summary") or "")
-    terms, note = _neighbours(ctx, unknown)
-    return terms, note, ""
+        if note is None or str(note.pk) in denied:
+            continue
+        basis.append(_basis(note))
+        chain.append(
+            {
+                "step": "model",
+                "entity": cited.get("entity"),
+                "unknown": ", ".join(unknown),
+                "term": cited.get("term"),
+                "note": str(note.pk),
+                "run": str(note.run_id or ""),
+            }
+        )
+    if not basis:
+        return None
+    lines = [take.text.strip()] + [
+        _CITED(ctx.lang, text=b["text"], note=b["note"], day=b["said_at"][:10], run=b["run"] or "—")
+        for b in basis
+    ]
+    return Found(text="\n".join(lines), found=True, chain=chain, basis=basis, summary=take.summary)
 
 
 def _neighbours(ctx: RecallContext, unknown: list[str]) -> tuple[list[str], str]:

@@ -49,6 +49,7 @@ async def _exercise(scope: ToolScope) -> tuple[list, dict]:
                 {"name": "отчёт", "media_type": "text/markdown", "content": "# x", "summary": "s"},
             ),
             ("write_value", {"kind": "рост", "value": "180"}),
+            ("find_notes", {"words": "Денис Кремль"}),
         ]
         for i, (name, arguments) in enumerate(calls):
             answer = await client.call_tool(name, arguments)
@@ -93,6 +94,7 @@ def test_it_lists_every_tool_and_each_one_answers_through_a_real_client(live_ser
         "5:read_table",
         "6:ask_graph",
         "7:keep_object",
+        "9:find_notes",
     }
     rows = json.loads(results["4:read_table"][1])["rows"]
     assert [(r["value"], r["fields"].get("город", {}).get("value")) for r in rows] == [
@@ -110,7 +112,8 @@ def test_it_lists_every_tool_and_each_one_answers_through_a_real_client(live_ser
     # Every call is a fact of the run, written by the tool itself — refusals included.
     recorded = list(ToolCall.objects.filter(run=run).values_list("tool", "error"))
     assert [t for t, _ in recorded] == [c.split(":")[1] for c in results]
-    assert [bool(e) for _, e in recorded] == [False] * 8 + [True]
+    assert [bool(e) for _, e in recorded] == [False] * 8 + [True, False]
+    assert json.loads(results["9:find_notes"][1]) == {"notes": []}  # the graph's chunk is no note
     assert (
         ShapeEntry.objects.filter(architect=alice).count() == 3
     )  # colour, friends, город; no рост

@@ -215,3 +215,52 @@ def test_previous_results_are_not_returned_again(alice, client_for):
     shown = [n["note"] for n in (third["answer"].get("data") or {}).get("notes", [])]
     assert got[0] not in shown
     assert "what?" in third["params"]["previous_results"]["note"]
+
+
+CONCLUSION = "Денис мог знать Ельцина: в 1992–1994 годах он служил в Кремле."
+
+
+def _model_concludes(quote: str) -> dict:
+    return {
+        "match": "Неизвестное слово",
+        "system_match": "deep-analysis",
+        "tools": [{"name": "find_notes", "arguments": {"words": "Кремль"}}],
+        "result": json.dumps(
+            {
+                "terms": ["Кремль", "президент"],
+                "found": True,
+                "text": CONCLUSION,
+                "basis": [{"quote": quote, "term": "Кремль", "entity": "Денис"}],
+                "summary": "Денис мог знать Ельцина (служил в Кремле 1992–1994).",
+            },
+            ensure_ascii=False,
+        ),
+    }
+
+
+def test_with_a_model_the_research_is_concluded_through_the_tools(fake_claude, friends, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    fake_claude.script([_model_concludes(DENIS), LEVEL2_EMPTY])
+    answer = friends.recall(QUESTION, depth="extreme", wait=True)
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 5
+    text = answer["answer"]["text"]
+    assert text.startswith(CONCLUSION) and f"Основание: «{DENIS}»" in text
+    (link,) = answer["answer"]["data"]["chain"]
+    assert link["step"] == "model" and link["entity"] == "Денис" and link["term"] == "Кремль"
+    assert Run.objects.get(pk=link["run"]).text == DENIS  # the run that recorded the basis
+    progress = answer["research"]["progress"]
+    assert "find_notes" in progress["tools"]  # the model called the tool, through MCP
+    assert [s["step"] for s in progress["steps"]] == ["tables", "graph", "vectors", "terms"]
+    kept = answer["relearned"]
+    assert kept["written_by"] == "model" and "Кремле 1992–1994" in kept["text"]
+
+
+def test_a_model_quoting_what_was_never_told_is_no_basis(fake_claude, friends, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    fake_claude.script([_model_concludes("Денис пил чай с Ельциным."), LEVEL2_EMPTY])
+    answer = friends.recall(QUESTION, depth="extreme", wait=True)
+    # The invented quote is dropped; the code checks the model's terms itself and finds the note.
+    assert answer["answer"]["found"] is True
+    assert not answer["answer"]["text"].startswith(CONCLUSION)
+    assert answer["answer"]["data"]["chain"][0] == {"step": "tables", "entity": "Денис"}
+    assert DENIS in answer["answer"]["text"]

@@ -269,6 +269,7 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
         "read_catalog": {},
         "read_table": {"table": "root"},
         "ask_graph": {"question": f"{reference} MEMORY-AGENT.md"},
+        "find_notes": {"words": f"{reference} MEMORY-AGENT.md"},
         "keep_object": {
             "name": "MEMORY-AGENT.md",
             "media_type": "text/markdown",

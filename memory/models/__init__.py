@@ -9,7 +9,7 @@ from .outbox import OutboxItem
 from .research import Research
 from .runs import Run
 from .shape import ShapeEntry, ValueKeyword
-from .summaries import Summary, SummaryKeyword
+from .summaries import Summary, SummaryKeyword, SummaryLink
 from .tenancy import ApiKey, Architect, User
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ShapeEntry",
     "Summary",
     "SummaryKeyword",
+    "SummaryLink",
     "Thread",
     "ToolCall",
     "User",

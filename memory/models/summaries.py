@@ -76,3 +76,23 @@ class SummaryKeyword(models.Model):
 
     def __str__(self) -> str:
         return self.lemma
+
+
+class SummaryLink(models.Model):
+    """The link table of the relearning cycle's step 6: which row of a grown table (the entity the
+    knowledge is about — a friend, a project) a summary concerns."""
+
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="links")
+    table = models.CharField(max_length=63, help_text="the physical grown table")
+    row = models.BigIntegerField()
+    entity = models.CharField(max_length=255, help_text="the entity as the summary names it")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["summary", "table", "row"], name="summary_link_once")
+        ]
+        indexes = [models.Index(fields=["architect", "table", "row"], name="summary_link_row")]
+
+    def __str__(self) -> str:
+        return f"{self.entity} → {self.summary_id}"

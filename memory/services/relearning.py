@@ -29,13 +29,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memory import language
+from memory import language, ner
 from memory import scope as scopes
 from memory.i18n import Text
-from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword
+from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword, SummaryLink
 from memory.relevance import TermWeights, keywords_held
 from memory.services import knowledge
 from memory.services import objects as objects_service
+from memory.shape import selectors
+from memory.shape.physical import ROOT_TABLE
 from memory.stores import outbox
 from memory.stores.graph_types import Chunk, Entity
 from memory.stores.vectors import VectorItem
@@ -75,9 +77,10 @@ _NO_THINGS = Text(
     en="the summary names no things — nothing for the graph to link",
 )
 _NO_LINK = Text(
-    ru="таблиц связи с сущностью в этой памяти нет — шаг пропущен",
-    en="this memory has no entity link tables — the step is skipped",
+    ru="ни одна выращенная таблица не держит сущностей этого саммари ({names}) — шаг пропущен",
+    en="no grown table holds the things this summary names ({names}) — the step is skipped",
 )
+_LINKED = Text(ru="связано со строками: {rows}", en="linked to the rows: {rows}")
 
 
 @dataclass
@@ -226,10 +229,40 @@ def _graph_items(summary: Summary, result: Result, run: Run, lang: str) -> tuple
     return [item], ""
 
 
+def _link(summary: Summary, result: Result, lang: str) -> dict[str, Any]:
+    """Step 6: the rows of the grown tables that hold a thing the summary is about (its facts'
+    and its question's named things) get a link to it. None found: skipped, never a failure."""
+    texts = [result.question, *(f["text"] for f in result.facts)]
+    names = {n.name for text in texts for n in ner.entities(text)}
+    names |= {str(f["entity"]) for f in result.facts if f.get("entity")}
+    rows: dict[tuple[str, int], str] = {}
+    for name in sorted(names):
+        lemmas = set(language.keywords(name))
+        if not lemmas:
+            continue
+        for hit in selectors.value_hits(summary.architect, sorted(lemmas)):
+            if hit.entry.table != ROOT_TABLE and lemmas <= hit.lemmas:
+                rows.setdefault((hit.entry.table, hit.row), name)
+    if not rows:
+        shown = ", ".join(sorted(names)) or "—"
+        return {"status": "skipped", "items": 0, "note": _NO_LINK(lang, names=shown)}
+    SummaryLink.objects.bulk_create(
+        [
+            SummaryLink(
+                architect=summary.architect, summary=summary, table=table, row=row, entity=name
+            )
+            for (table, row), name in rows.items()
+        ],
+        ignore_conflicts=True,
+    )
+    shown = ", ".join(f"{name} ({table}#{row})" for (table, row), name in rows.items())
+    return {"status": "written", "items": len(rows), "note": _LINKED(lang, rows=shown)}
+
+
 @transaction.atomic
 def _keep(
     result: Result, *, architect: Architect, run: Run, lang: str
-) -> tuple[Summary, dict[str, list[Any]], str]:
+) -> tuple[Summary, dict[str, list[Any]], str, dict[str, Any]]:
     document = artifact(result, run=run, lang=lang)
     obj, object_item = objects_service.object_keep(
         architect=architect,
@@ -282,10 +315,12 @@ def _keep(
         run=run,
     )
     graph_items, graph_note = _graph_items(summary, result, run, lang)
+    link = _link(summary, result, lang)
     return (
         summary,
         {"object": [object_item], "vectors": [vector_item], "graph": graph_items},
         graph_note,
+        link,
     )
 
 
@@ -298,7 +333,7 @@ def relearn(
     (a store that does not answer leaves its item queued, never an error), ``async`` hands them
     to the outbox's worker."""
     mode = mode or settings.RELEARNING
-    summary, steps, graph_note = _keep(result, architect=architect, run=run, lang=lang)
+    summary, steps, graph_note, link = _keep(result, architect=architect, run=run, lang=lang)
     stores: dict[str, dict[str, Any]] = {}
     for step, items in steps.items():  # each step's own status (the card's vector is step 2's)
         if not items:
@@ -319,7 +354,7 @@ def relearn(
         "object": str(summary.object_id),
         "vectors": {"id": str(summary.pk), **stores.get("vectors", {})},
         "graph": {"id": summary_chunk_id(summary.pk) if "graph" in stores else None, **graph},
-        "link": {"status": "skipped", "note": _NO_LINK(lang)},
+        "link": link,
     }
 
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from memory import model
-from memory.models import Research, Run, Summary
+from memory.models import Research, Run, Summary, SummaryLink
 from memory.services import research as research_service
 from memory.shape.tools import promote_to_list
 
@@ -102,6 +102,10 @@ def test_the_denis_example_researched_with_a_model_and_cheap_the_second_time(
     assert summary.level == 5 and summary.basis[0]["text"] == DENIS
     assert kept["object"] and kept["vectors"]["status"] == "written"
     assert Research.objects.get(pk=answer["run"]).relearned == kept
+    # Step 6: the friends table holds Denis, so his row is linked to the summary.
+    assert kept["link"]["status"] == "written" and kept["link"]["items"] == 1
+    (link,) = SummaryLink.objects.filter(summary=summary)
+    assert (link.entity, link.table) == ("Денис", "mem_druzya")
 
     # The same question at standard: level 1, from the summary, no model turn.
     fake_claude.script([])  # a model call now would fail the recall's level 2 loudly

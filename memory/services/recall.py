@@ -133,6 +133,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     }
     if parsed.get("trace"):
         answer["trace"] = climb.trace
+    usages = [o.usage for o in climb.outcomes if o.usage is not None]
     research = ctx.extra.get("research")
     if research is not None:
         research = Research.objects.filter(pk=research.pk).first() or research
@@ -143,10 +144,9 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         if research.relearned:  # the job kept what it found itself (level 5)
             answer["relearned"] = research.relearned
     elif final is not None and (climb.depth_used >= RELEARN_FROM_LEVEL or final.computed):
-        relearned = _relearn(parsed, caller, run, final, climb.depth_used)
+        relearned = _relearn(parsed, caller, run, final, climb.depth_used, usages)
         if relearned is not None:
             answer["relearned"] = relearned
-    usages = [o.usage for o in climb.outcomes if o.usage is not None]
     thread = next((o.thread for o in reversed(climb.outcomes) if o.thread), "")
     if thread:
         answer["thread"] = thread
@@ -182,7 +182,7 @@ RELEARN_FROM_LEVEL = 4
 
 
 def _relearn(
-    parsed: Any, caller: Caller, run: Any, final: Any, level: int
+    parsed: Any, caller: Caller, run: Any, final: Any, level: int, usages: list[Any]
 ) -> dict[str, Any] | None:
     """Keep what an expensive answer found, so the same question is cheap next time. The answer
     is ready: a cycle that breaks is reported in it, never turned into an error answer."""
@@ -194,7 +194,9 @@ def _relearn(
     if result is None:
         return None
     try:
-        return relearning.relearn(result, architect=caller.architect, run=run, lang=parsed.lang)
+        return relearning.relearn(
+            result, architect=caller.architect, run=run, lang=parsed.lang, usages=usages
+        )
     except Exception as error:
         log.exception("recall: the relearning cycle of run %s failed", run.pk)
         return relearning.failed(error)

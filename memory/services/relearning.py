@@ -20,6 +20,7 @@ outbox's worker (settings.RELEARNING).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,9 +30,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memory import language, ner
+from memory import language, model, ner
 from memory import scope as scopes
+from memory.agent import instruction
 from memory.i18n import Text
+from memory.model.base import ModelError, ToolScope
+from memory.model.structured import ask_json
 from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword, SummaryLink
 from memory.relevance import TermWeights, keywords_held
 from memory.services import knowledge
@@ -59,6 +63,18 @@ _SUMMARY = Text(
     en="Asked «{question}», the memory found ({level}, run {run}, {day}): {facts}. "
     "The detail is object {object}.",
 )
+_DETAIL = Text(ru="Подробно — объект {object}.", en="The detail is object {object}.")
+_MODEL_TASK = (
+    "Задача — шаг 3 навыка relearning-cycle: напиши короткое саммари (два-три предложения) того, "
+    "что память нашла на вопрос: что найдено и на чём основано (заметки и их дни). Без выдумок: "
+    "только то, что в фактах."
+)
+_MODEL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["summary"],
+    "properties": {"summary": {"type": "string"}},
+}
 _FACT = Text(ru="«{text}» (заметка {note}, {day})", en="«{text}» (note {note}, {day})")
 _FACT_BARE = Text(ru="«{text}»", en="«{text}»")
 _ROWS = Text(
@@ -179,7 +195,8 @@ def summary_text(result: Result, *, run: Run, object_id: str, lang: str) -> str:
     """Step 3, by code: the question, the facts found (with their notes and days), where the
     detail lies. A model's summary, when there is one, is used as it is."""
     if result.summary.strip():
-        return result.summary.strip()
+        written = " ".join(result.summary.split())
+        return written if object_id in written else f"{written} {_DETAIL(lang, object=object_id)}"
     if result.rows is not None:
         answer = " ".join(result.text.split())[:FACT_CHARS]
         facts = _ROWS(lang, answer=answer, rows=len(result.rows))
@@ -201,6 +218,37 @@ def summary_text(result: Result, *, run: Run, object_id: str, lang: str) -> str:
         facts=facts,
         object=object_id,
     )
+
+
+def _model_summary(
+    result: Result, *, architect: Architect, run: Run, usages: list[Any] | None
+) -> str:
+    """Step 3 by the model, when one is set (before the cycle's transaction: no lock is held
+    during a model call). Its failure is logged and the code writes the summary instead."""
+    facts = [{k: f.get(k) for k in ("note", "text", "said_at")} for f in result.facts]
+    prompt = "\n".join(
+        [
+            f"Вопрос: «{result.question}»",
+            f"Ответ: {result.text[:2000]}",
+            "Факты: " + json.dumps(facts or result.rows or [], ensure_ascii=False)[:6000],
+        ]
+    )
+    try:
+        value, used = ask_json(
+            model.backend(),
+            prompt=prompt,
+            system=instruction.system_prompt((SKILL,), extra=_MODEL_TASK),
+            schema=_MODEL_SCHEMA,
+            tools=ToolScope(architect_id=architect.pk, run_id=str(run.pk), tools=()),
+            thread=None,
+            timeout=settings.MODEL_TURN_TIMEOUT,
+        )
+    except ModelError as error:
+        log.warning("relearning: the model did not write the summary (%s); code writes it", error)
+        return ""
+    if usages is not None:
+        usages.append(used)
+    return str(value.get("summary") or "")
 
 
 def summary_chunk_id(summary_id: Any) -> str:
@@ -325,7 +373,13 @@ def _keep(
 
 
 def relearn(
-    result: Result, *, architect: Architect, run: Run, lang: str, mode: str | None = None
+    result: Result,
+    *,
+    architect: Architect,
+    run: Run,
+    lang: str,
+    mode: str | None = None,
+    usages: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Run steps 2–6; return what went where (every id), for the answer and the run.
 
@@ -333,6 +387,8 @@ def relearn(
     (a store that does not answer leaves its item queued, never an error), ``async`` hands them
     to the outbox's worker."""
     mode = mode or settings.RELEARNING
+    if not result.summary.strip() and result.claim == "inferred" and model.configured():
+        result.summary = _model_summary(result, architect=architect, run=run, usages=usages)
     summary, steps, graph_note, link = _keep(result, architect=architect, run=run, lang=lang)
     stores: dict[str, dict[str, Any]] = {}
     for step, items in steps.items():  # each step's own status (the card's vector is step 2's)

@@ -193,6 +193,16 @@ COMPUTE = {
 }
 
 
+SUMMARY = {
+    "match": "Факты:",
+    "system_match": "шаг 3 навыка relearning-cycle",
+    "result": json.dumps(
+        {"summary": "В мае–августе заработали 1 300 (доходы 2 150, расходы 850), по месяцам."},
+        ensure_ascii=False,
+    ),
+}
+
+
 @pytest.mark.usefixtures("grown")
 def test_a_computed_answer_becomes_a_table_object_and_a_summary(fake_claude, alice, client_for):
     for kind, column in (("доходы", "доход"), ("расходы", "расход")):
@@ -205,13 +215,16 @@ def test_a_computed_answer_becomes_a_table_object_and_a_summary(fake_claude, ali
             ],
             basis=f"{kind} по месяцам",
         )
-    fake_claude.script([COMPUTE])
+    fake_claude.script([SUMMARY, COMPUTE])
     api = client_for(alice)
     answer = api.recall(INCOME)
     assert answer["answer"]["found"] is True and answer["depth_used"] == 2
     kept = answer["relearned"]
-    assert kept["written_by"] == "code"
-    assert "1 300" in kept["text"] and "таблица из 5 строк" in kept["text"]
+    # With a model, the model writes the summary; the code adds where the detail lies.
+    assert kept["written_by"] == "model"
+    assert kept["text"].startswith("В мае–августе заработали 1 300")
+    assert kept["text"].endswith(f"Подробно — объект {kept['object']}.")
+    assert Run.objects.get(pk=answer["run"]).model_turns >= 2  # level 2 and the summary
     _, content = objects_service.object_read(architect=alice, object_id=kept["object"])
     table = content.decode()
     assert "| месяц | доход | расход | итог |" in table

@@ -124,13 +124,15 @@ PARAMS: tuple[Param, ...] = (
         shape=shapes.TEXT,
         label=Text(ru="Отрицание вывода", en="Denial of a conclusion"),
         help=Text(
-            ru="Прогон (run из ответа recall), чей вывод архитектор отвергает; его слова — text "
-            "(«мой друг его на самом деле не видел»). Вывод отменяется, факт остаётся, "
-            "отвергнутая гипотеза хранится, и тот же вопрос её больше не предложит.",
-            en="The run (the run of a recall answer) whose conclusion the architect rejects; "
-            'their words are the text ("my friend never actually met him"). The conclusion is '
-            "revoked, the fact stays, the rejected hypothesis is kept, and the same question "
-            "does not propose it again.",
+            ru="Прогон (run из ответа recall), чей вывод архитектор отвергает, или нить модели "
+            "(thread), из которой вывод пришёл; его слова — text («мой друг его на самом деле не "
+            "видел»). С нитью слова уходят в тот же разговор с моделью. Вывод отменяется, факт "
+            "остаётся, отвергнутая гипотеза хранится, и тот же вопрос её больше не предложит.",
+            en="The run (the run of a recall answer) whose conclusion the architect rejects, or "
+            "the model conversation (thread) it came from; their words are the text "
+            '("my friend never actually met him"). With a thread, the words go into that '
+            "conversation. The conclusion is revoked, the fact stays, the rejected hypothesis is "
+            "kept, and the same question does not propose it again.",
         ),
     ),
     Param(

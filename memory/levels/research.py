@@ -67,6 +67,7 @@ def outcome(research: Research, lang: str) -> Outcome:
             report=[entry],
             trace=[{"level": 5, "event": "research", "status": "done", "run": str(run)}],
             skills=skills,
+            thread=str(research.progress.get("thread") or ""),
         )
     if research.status == "failed":
         note = _FAILED(lang, error=research.error)

@@ -19,14 +19,16 @@ from django.utils import timezone
 
 from memory import language
 from memory.i18n import Text
-from memory.models import Architect, Research, Run, Summary
+from memory.models import Architect, Research, Run, Summary, Thread
 from memory.services import relearning
 
 _NO_RUN = Text(
-    ru="deny должен назвать прогон ответа, чей вывод отвергнут (run из ответа recall); «{value}» "
-    "такого прогона не называет — отрицание не записано, фраза сохранена как заметка",
+    ru="deny должен назвать прогон ответа, чей вывод отвергнут (run из ответа recall), или нить "
+    "модели, из которой он пришёл (thread); «{value}» не называет ни того, ни другого — "
+    "отрицание не записано, фраза сохранена как заметка",
     en="deny must name the run of the answer whose conclusion is rejected (the run of a recall "
-    "answer); «{value}» names no such run — no denial recorded, the phrase is kept as a note",
+    "answer) or the model conversation it came from (thread); «{value}» names neither — no "
+    "denial recorded, the phrase is kept as a note",
 )
 _NOTHING = Text(
     ru="прогон {run} не сделал вывода, который можно отвергнуть (нет исследования с ответом и "
@@ -65,11 +67,7 @@ def deny(
 ) -> tuple[str, dict[str, Any]]:
     """Record the denial of the conclusion of the run ``value`` names; (the fate's note, what the
     relearning cycle kept). Raises ``Refused`` when nothing can be attached."""
-    try:
-        named = uuid.UUID(value.strip())
-    except ValueError:
-        raise Refused(_NO_RUN(lang, value=value[:80])) from None
-    denied_run = Run.objects.filter(architect=architect, pk=named, verb="recall").first()
+    denied_run = _named_run(value, architect)
     if denied_run is None:
         raise Refused(_NO_RUN(lang, value=value[:80]))
     earlier, research = _conclusion(denied_run)
@@ -100,6 +98,39 @@ def deny(
         denied_by=run, denied_at=timezone.now()
     )
     return _TAKEN(lang, run=denied_run.pk, summary=kept["summary"]), kept
+
+
+def _named_run(value: str, architect: Architect) -> Run | None:
+    """The recall run ``value`` names: by its id, or by the model conversation its conclusion
+    came from (the newest such run that concluded something)."""
+    value = value.strip()
+    try:
+        run = Run.objects.filter(architect=architect, pk=uuid.UUID(value), verb="recall").first()
+    except ValueError:
+        run = None
+    if run is not None:
+        return run
+    research = (
+        Research.objects.filter(architect=architect, status="done", progress__thread=value)
+        .order_by("-created_at")
+        .first()
+    )
+    if research is not None:  # the research's own conversation
+        return research.run
+    for run in Run.objects.filter(architect=architect, verb="recall", thread=value).order_by(
+        "-created_at"
+    ):
+        earlier, research = _conclusion(run)
+        if earlier is not None or research is not None:
+            return run
+    return None
+
+
+def thread_named(value: str, architect: Architect) -> str | None:
+    """The model conversation a denial names, when it names one of this architect's threads:
+    the words go into that conversation."""
+    value = value.strip()
+    return value if Thread.objects.filter(pk=value, architect=architect).exists() else None
 
 
 def _research_basis(research: Research | None) -> list[dict[str, Any]]:

@@ -166,6 +166,15 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
         if first is not None:
             raise Replayed(*first)
     backend = model.backend()
+    if parsed.has("deny") and not parsed.has("thread") and model.configured():
+        # A denial naming a model conversation goes into that conversation (PASSPORT.md §15.2).
+        named = denial.thread_named(parsed.get("deny"), caller.architect)
+        try:
+            if named is not None:
+                thread_check(architect=caller.architect, thread=named, backend=backend)
+                parsed.values["thread"] = named
+        except ThreadNotFound:
+            pass  # another backend's conversation: the denial still stands, in a new one
     if parsed.has("thread"):
         # Refused before anything is written: the caller resends with a thread of its own.
         thread_check(architect=caller.architect, thread=parsed.get("thread"), backend=backend)

@@ -41,7 +41,8 @@ from memory.i18n import Text
 from memory.levels.context import RecallContext
 from memory.model.base import ModelError, ToolScope
 from memory.model.structured import ask_json
-from memory.models import Note, Research, ShapeEntry, ToolCall
+from memory.model.threads import thread_record
+from memory.models import Note, Research, Run, ShapeEntry, ToolCall
 from memory.services import denial, relearning
 from memory.services.notes import notes_search
 from memory.shape import selectors
@@ -268,6 +269,8 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     research.finished_at = timezone.now()
     progress.save()
     research.save()
+    if progress.data.get("thread"):  # the conclusion came from this model conversation
+        Run.objects.filter(pk=research.pk).update(thread=progress.data["thread"])
     return research
 
 
@@ -522,6 +525,8 @@ def _related_terms(
     except ModelError as error:
         terms, _ = _neighbours(ctx, unknown)
         return Take(terms, f"{error.code}: {error.message}")
+    thread_record(architect=ctx.architect, backend=model.backend(), result=result)
+    progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §15.2)
     progress.data["model_turns"] += result.turns
     progress.data.setdefault("usage", []).append(
         {"turns": result.turns, "tokens_in": result.tokens_in, "tokens_out": result.tokens_out}

@@ -4,13 +4,22 @@ the fake `claude` for the research's related terms."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory import language, model
 from memory.levels.context import RecallContext
 from memory.models import Note, Run, Summary
 from memory.services import research as research_service
-from tests.levels.test_research import DENIS, LEVEL2_EMPTY, QUESTION, TERMS, tell_friends
+from tests.levels.test_research import (
+    DENIS,
+    LEVEL2_EMPTY,
+    QUESTION,
+    TERMS,
+    _model_concludes,
+    tell_friends,
+)
 
 pytestmark = pytest.mark.usefixtures("grown")
 
@@ -112,3 +121,36 @@ def test_a_run_that_concluded_nothing_cannot_be_denied(alice, client_for):
     told = api.remember(WORDS, deny=answer["run"])
     fate = told["params"]["deny"]
     assert fate["fate"] == "not_supported" and answer["run"] in fate["note"]
+
+
+@pytest.fixture
+def friends(alice, client_for, settings):
+    return tell_friends(alice, client_for, settings)
+
+
+REMEMBER_PARSE = {
+    "match": "Фраза: «",
+    "system_match": "разбор фразы",
+    "result": json.dumps({"entities": [], "relations": []}),
+}
+REMEMBER_THINK = {"match": "Запомни", "result": "Записал: вывод отвергнут."}
+
+
+def test_a_denial_naming_the_thread_goes_into_that_conversation(fake_claude, friends, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    fake_claude.script([_model_concludes(DENIS), LEVEL2_EMPTY])
+    proposed = friends.recall(QUESTION, depth="extreme", wait=True)
+    thread = proposed["thread"]  # the research's model conversation
+    assert thread and proposed["research"]["progress"]["thread"] == thread
+
+    fake_claude.script([REMEMBER_PARSE, REMEMBER_THINK])
+    told = friends.remember(WORDS, deny=thread)
+    assert told["params"]["deny"]["fate"] == "accepted"
+    assert proposed["run"] in told["params"]["deny"]["note"]  # the run the thread concluded in
+    assert told["thread"] == thread
+    turns = fake_claude.transcript(thread)
+    assert any(WORDS in turn["prompt"] for turn in turns[1:])  # the words went into it
+    assert Summary.objects.get(pk=told["relearned"]["summary"]).claim == "denied"
+    fake_claude.script([])
+    again = friends.recall(QUESTION)
+    assert again["depth_used"] == 1 and "отверг" in again["answer"]["text"]

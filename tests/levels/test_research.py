@@ -268,3 +268,40 @@ def test_a_model_quoting_what_was_never_told_is_no_basis(fake_claude, friends, s
     assert not answer["answer"]["text"].startswith(CONCLUSION)
     assert answer["answer"]["data"]["chain"][0] == {"step": "tables", "entity": "Денис"}
     assert DENIS in answer["answer"]["text"]
+
+
+def test_research_through_the_http_api_backend(friends, settings):
+    """The Anthropic wire format from a local stub (no network here): the tool loop, the MCP
+    tools and the database are real."""
+    from tests.model.test_http_backends import Stub
+
+    def text(value: dict) -> tuple[int, dict]:
+        reply = {"content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False)}]}
+        return 200, {**reply, "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+    find = {"type": "tool_use", "id": "t1", "name": "find_notes", "input": {"words": "Кремль"}}
+    concluded = json.loads(_model_concludes(DENIS)["result"])
+    stub = Stub(
+        [
+            text({"found": False, "kind": "probabilistic", "text": "нет"}),  # level 2
+            (200, {"content": [find], "usage": {}}),  # research: the model calls the tool
+            text(concluded),  # and concludes
+        ]
+    )
+    settings.MODEL_BACKEND = "anthropic"
+    settings.ANTHROPIC_BASE_URL = stub.url
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    model.backend.cache_clear()
+    try:
+        answer = friends.recall(QUESTION, depth="extreme", wait=True)
+    finally:
+        stub.close()
+        model.backend.cache_clear()
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 5
+    assert answer["answer"]["text"].startswith(CONCLUSION)
+    assert answer["answer"]["data"]["chain"][0]["step"] == "model"
+    research_request = stub.requests[1]["body"]
+    assert "find_notes" in {t["name"] for t in research_request["tools"]}
+    assert "deep-analysis" in json.dumps(research_request["system"], ensure_ascii=False)
+    tool_result = json.dumps(stub.requests[2]["body"]["messages"], ensure_ascii=False)
+    assert DENIS in tool_result  # find_notes answered with the told note

@@ -210,6 +210,16 @@ def _fake_model(folder: Path) -> Iterator[None]:
         }
         for question, _, terms in RESEARCH_CASES
     ]
+    rules.append(  # step 3 of the relearning cycle: with a model, the model writes the summary
+        {
+            "match": "Факты:",
+            "system_match": "relearning-cycle",
+            "result": json.dumps(
+                {"summary": "Связь найдена по заметкам архитектора; основание — в фактах."},
+                ensure_ascii=False,
+            ),
+        }
+    )
     rules.append(
         {
             "match": "Каталог:",

@@ -251,6 +251,16 @@ def _model_summary(
     return str(value.get("summary") or "")
 
 
+def meaning_text(result: Result) -> str:
+    """What the summary's vector is made of: what was found — the facts, or the computed answer —
+    never the question's wording. Questions of one shape ("which of my friends could have
+    met X?") sit close together by meaning, and a summary carrying its question would answer
+    the next such question about somebody else (measured: bench/relearning.py --research)."""
+    if result.rows is not None or not result.facts:
+        return result.text
+    return "\n".join(f["text"] for f in result.facts)
+
+
 def summary_chunk_id(summary_id: Any) -> str:
     return f"{SUMMARY_CHUNK_PREFIX}{summary_id}"
 
@@ -348,7 +358,7 @@ def _keep(
         items=[
             VectorItem(
                 id=str(summary.pk),
-                text=text,
+                text=meaning_text(result),
                 payload={
                     "summary": str(summary.pk),
                     "text": text,

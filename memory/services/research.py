@@ -263,7 +263,7 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     research.kind = "probabilistic"
     research.progress = progress.data
     if found.basis:
-        research.relearned = _relearn(research, found)
+        research.relearned = _relearn(research, found, progress)
         research.answer["relearned"] = research.relearned
     research.status = "done"
     research.finished_at = timezone.now()
@@ -657,7 +657,9 @@ def _basis(note: Note) -> dict[str, Any]:
     }
 
 
-def _relearn(research: Research, found: Found) -> dict[str, Any]:
+def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, Any]:
+    """The relearning cycle at level 5; a model turn it takes (the summary) is the job's."""
+    used: list[Any] = []
     result = relearning.Result(
         question=research.question,
         level=5,
@@ -669,11 +671,25 @@ def _relearn(research: Research, found: Found) -> dict[str, Any]:
     )
     try:
         return relearning.relearn(
-            result, architect=research.architect, run=research.run, lang=research.lang
+            result,
+            architect=research.architect,
+            run=research.run,
+            lang=research.lang,
+            usages=used,
         )
     except Exception as error:
         log.exception("research %s: the relearning cycle failed", research.pk)
         return relearning.failed(error)
+    finally:
+        for usage in used:
+            progress.data["model_turns"] += usage.turns
+            progress.data.setdefault("usage", []).append(
+                {
+                    "turns": usage.turns,
+                    "tokens_in": usage.tokens_in,
+                    "tokens_out": usage.tokens_out,
+                }
+            )
 
 
 def state(research: Research) -> dict[str, Any]:

@@ -37,8 +37,9 @@ def _own_stores(tmp_path: Any, settings: Any) -> Any:
         },
     }
     # No worker takes research jobs in most tests (generated requests send depth extreme with
-    # wait): a wait would sit out its whole bound. Tests of the wait itself run the job eagerly.
-    settings.RESEARCH_WAIT_SECONDS = 1
+    # wait): a wait would sit out its whole bound. Tests of the wait itself run the job eagerly,
+    # so it has ended before the wait begins.
+    settings.RESEARCH_WAIT_SECONDS = 0
     yield
     stores.reset()
 

@@ -117,6 +117,12 @@ def test_a_research_job_runs_on_the_worker_and_a_later_recall_fetches_it(served:
     assert steps[:3] == ["tables", "graph", "vectors"]
     assert later["depth_used"] == 5
     assert later["answer"]["text"]  # the finding with its chain, or what was tried
+    # Asked to wait, the answer holds until the worker has ended the job (bound: 120 s).
+    waited = call("recall", text="Какую музыку слушал Пётр в Антарктиде?", depth="extreme",
+                  wait=True)  # fmt: skip
+    assert waited["depth_used"] == 5, waited["report"]
+    assert waited["research"]["status"] == "done", f"{waited['research']}\n{served.tail()}"
+    assert waited["research"]["run"] == waited["run"]
 
 
 @pytest.mark.slow

@@ -32,13 +32,14 @@ def search(ctx: RecallContext) -> Outcome:
     if research is None:
         levels = [1, 2, 3, 4] if model.configured() else [1, 3, 4]
         research = research_service.start(ctx, levels)
-    ctx.extra["research"] = research
     if ctx.extra.get("wait"):
         deadline = time.monotonic() + settings.RESEARCH_WAIT_SECONDS
         while research.status in ("queued", "running") and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
             research = Research.objects.get(pk=research.pk)
-        ctx.extra["research"] = research
+    # Read it again: a job run in this process (Celery's eager mode) has already ended.
+    research = Research.objects.get(pk=research.pk)
+    ctx.extra["research"] = research
     return outcome(research, ctx.lang)
 
 

@@ -90,6 +90,12 @@ def keywords(text: str) -> list[str]:
     return list(dict.fromkeys(terms(text)))
 
 
+def same_question(a: str, b: str) -> bool:
+    """Do two phrases ask the same thing: the same content lemmas (word order, case, function
+    words and inflection aside), or the same text?"""
+    return a.strip() == b.strip() or set(keywords(a)) == set(keywords(b))
+
+
 # ---- days and months a phrase names ------------------------------------------------------
 
 _MONTHS_EN = (

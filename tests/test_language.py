@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory import language
 from memory.language import keywords, lemma
 
 
@@ -28,3 +29,13 @@ def test_it_keeps_numbers_and_folds_yo():
 
 def test_it_keeps_hyphenated_words_whole():
     assert keywords("Юля — продакт-менеджер") == ["юля", "продакт-менеджер"]
+
+
+def test_the_same_question_is_the_same_content_lemmas_whatever_the_form():
+    assert language.same_question(
+        "Кто из моих друзей мог знать Ельцина?", "кто мог знать ельцина из друзей моих"
+    )
+    assert language.same_question("Где служил Денис?", "Где служил Денис?")
+    assert not language.same_question(
+        "Кто из моих друзей мог знать Ельцина?", "Кто из моих друзей мог знать Горбачёва?"
+    )

@@ -56,12 +56,12 @@ def outcome(research: Research, lang: str) -> Outcome:
             research_service.SKILL,
             "answered" if found else "empty",
             returned=len((answer.get("data") or {}).get("notes", [])),
-            kind="probabilistic" if found else None,
+            kind=research.kind or "probabilistic" if found else None,
             note=_DONE(lang, run=run) + ("" if found else f": {answer.get('text', '')}"),
         )
         return Outcome(
             found=found,
-            kind="probabilistic",
+            kind=research.kind or "probabilistic",
             form="text",
             text=answer.get("text", ""),
             data=answer.get("data"),

@@ -239,15 +239,11 @@ def _denied_summaries(
     ctx: RecallContext, meaning: list[tuple[str, list[dict[str, Any]]]]
 ) -> set[str]:
     """The summaries among the hits whose conclusion the architect denied (they stay, unread)."""
-    ids = [i["summary"] for kind, items in meaning if kind == "summaries" for i in items]
+    ids = {str(i["summary"]) for kind, items in meaning if kind == "summaries" for i in items}
     if not ids:
         return set()
-    return {
-        str(pk)
-        for pk in Summary.objects.filter(
-            architect=ctx.architect, pk__in=ids, denied_by__isnull=False
-        ).values_list("pk", flat=True)
-    }
+    answering = Summary.objects.answering().filter(architect=ctx.architect, pk__in=ids)
+    return ids - {str(pk) for pk in answering.values_list("pk", flat=True)}
 
 
 def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:

@@ -12,6 +12,13 @@ WRITERS = [("code", "code"), ("model", "model")]
 CLAIMS = [("inferred", "inferred"), ("denied", "denied")]
 
 
+class SummaryQuerySet(models.QuerySet):
+    def answering(self) -> SummaryQuerySet:
+        """The summaries that still answer: a denied conclusion's summary stays, and answers no
+        more (its denial does)."""
+        return self.filter(denied_by__isnull=True)
+
+
 class Summary(models.Model):
     """One relearning cycle's summary: the question, what was found and where the detail lies
     (the artifact object), the chain of basis, and where its copies went."""
@@ -53,6 +60,8 @@ class Summary(models.Model):
     )
     denied_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = SummaryQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "summaries"

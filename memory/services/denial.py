@@ -56,9 +56,7 @@ def _conclusion(run: Run) -> tuple[Summary | None, Research | None]:
     research = Research.objects.filter(pk=run.pk, status="done").first()
     if research is not None and not research.answer.get("found"):
         research = None
-    summary = (
-        Summary.objects.filter(run=run, denied_by__isnull=True).order_by("-created_at").first()
-    )
+    summary = Summary.objects.answering().filter(run=run).order_by("-created_at").first()
     return summary, research
 
 
@@ -94,7 +92,7 @@ def deny(
         denied_run=denied_run,
     )
     kept = relearning.relearn(result, architect=architect, run=run, lang=lang)
-    Summary.objects.filter(run=denied_run, denied_by__isnull=True).update(
+    Summary.objects.answering().filter(run=denied_run).update(
         denied_by=run, denied_at=timezone.now()
     )
     return _TAKEN(lang, run=denied_run.pk, summary=kept["summary"]), kept
@@ -145,9 +143,8 @@ def _research_basis(research: Research | None) -> list[dict[str, Any]]:
 def denied_notes(architect: Architect, question: str) -> set[str]:
     """The notes a denied conclusion to this question rested on: research must not draw the
     same conclusion from them again."""
-    asked = set(language.keywords(question))
     out: set[str] = set()
     for summary in Summary.objects.filter(architect=architect, claim="denied"):
-        if set(language.keywords(summary.question)) == asked:
+        if language.same_question(summary.question, question):
             out |= {str(b["note"]) for b in summary.basis if b.get("note")}
     return out

@@ -62,10 +62,6 @@ def _uuid(text: str) -> str | None:
         return None
 
 
-def _same_question(a: str, b: str) -> bool:
-    return set(language.keywords(a)) == set(language.keywords(b)) or a.strip() == b.strip()
-
-
 def read(values: list[str], *, architect: Architect, question: str) -> Previous:
     out = Previous()
     for raw in values:
@@ -86,7 +82,7 @@ def read(values: list[str], *, architect: Architect, question: str) -> Previous:
                 out.unknown.append(raw)
             continue
         out.items |= set(run.returned or [])
-        if not _same_question(run.text, question):
+        if not language.same_question(run.text, question):
             continue
         # Its research, whatever its state, is the one level 5 reports: never a second job.
         out.research = Research.objects.filter(pk=run.pk).first() or out.research

@@ -204,25 +204,28 @@ def _relearn(
 
 def _returned_ids(body: dict[str, Any]) -> list[str]:
     """Every id the answer handed over (answer and candidates), for ``previous_results``."""
-    data = body.get("data") if isinstance(body.get("data"), dict) else {}
-    ids: list[str] = []
-    for key in ("notes", "hits", "candidates", "summaries"):
-        for item in data.get(key, []):
-            if isinstance(item, dict):
-                ids += [str(v) for v in (item.get("note"), item.get("id")) if v]
-    ids += [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
+    ids = _ids_in(body.get("data"), ("notes", "hits", "candidates", "summaries"))
     if isinstance(body.get("object"), dict):
         ids.append(f"objects:{body['object']['id']}")
     return list(dict.fromkeys(ids))
 
 
 def _answer_ids(data: Any) -> set[str]:
+    return set(_ids_in(data, ("notes", "hits")))
+
+
+def _ids_in(data: Any, keys: tuple[str, ...]) -> list[str]:
+    """The ids the lists ``keys`` of an answer's data hold (a note by its note id, anything
+    else by its own), and the notes its graph chunks came from."""
     if not isinstance(data, dict):
-        return set()
-    items = data.get("notes", []) + data.get("hits", [])
-    ids = {str(i.get("note") or i.get("id")) for i in items}
-    ids |= {n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n}
-    return ids
+        return []
+    ids = [
+        str(item.get("note") or item.get("id"))
+        for key in keys
+        for item in data.get(key, [])
+        if isinstance(item, dict) and (item.get("note") or item.get("id"))
+    ]
+    return ids + [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
 
 
 def _close_quietly(run: Any, **facts: Any) -> None:

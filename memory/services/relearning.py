@@ -459,8 +459,7 @@ def summaries_search(
     held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
     if not held:
         return []
-    # A summary whose conclusion the architect denied answers no more; its denial does.
-    found = Summary.objects.filter(architect=architect, pk__in=list(held), denied_by__isnull=True)
+    found = Summary.objects.answering().filter(architect=architect, pk__in=list(held))
     hits = [
         SummaryHit(
             summary=s,

@@ -312,6 +312,37 @@ def test_the_progress_partial_shows_a_runs_state(browser, carol):
 
 
 @pytest.mark.django_db
+def test_the_progress_partial_shows_a_research_live_until_it_ends(browser, carol):
+    from memory.models import Research, Run
+
+    answer = raw(post(browser, text="x", verb="recall"))
+    run = Run.objects.get(pk=answer["run"])
+    research = Research.objects.create(
+        run=run,
+        architect=carol.architect,
+        question="x",
+        lang="ru",
+        status="running",
+        progress={
+            "entities": ["Денис"],
+            "terms": ["Кремль"],
+            "model_turns": 1,
+            "seconds": 2.5,
+            "steps": [{"step": "tables", "label": "сущности из таблиц"}],
+        },
+    )
+    url = f"/ru/settings/runs/{run.pk}/progress"
+    fragment = browser.get(url).content.decode()
+    assert 'id="research" data-status="running"' in fragment
+    assert "Денис" in fragment and "Кремль" in fragment and "сущности из таблиц" in fragment
+    assert 'hx-trigger="every 1s"' in fragment  # polled while the job runs
+    Research.objects.filter(pk=research.pk).update(status="done", answer={"text": "Итог."})
+    fragment = browser.get(url).content.decode()
+    assert 'data-status="done"' in fragment and "Итог." in fragment
+    assert "hx-trigger" not in fragment
+
+
+@pytest.mark.django_db
 def test_the_probe_asks_the_stores_this_process_owns_and_the_secret_stays_on_the_server(
     browser, carol, settings
 ):

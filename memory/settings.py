@@ -191,10 +191,13 @@ MEMORY_KEY_DEFAULT_DEPTH = env.str(
     "MEMORY_KEY_DEFAULT_DEPTH", DEFAULT_DEPTH, validate=lambda v: v in DEPTH_WORDS
 )
 
-# The memory agent's instruction (the reset button writes the reference version back here).
-MEMORY_INSTRUCTION_PATH = Path(
-    env.str("MEMORY_INSTRUCTION_PATH", str(BASE_DIR / "MEMORY-AGENT.md"))
-)
+# The skills repository (PASSPORT.md «Эволюция навыков»): the live skills and the live
+# instruction, a git repository under the data folder, filled from the release (skills/ and
+# MEMORY-AGENT.md of the checkout, which the running memory never writes).
+SKILLS_REPO_DIR = Path(env.str("MEMORY_SKILLS_DIR", str(DATA_DIR / "skills"))).resolve()
+# The instruction as released: the first reference instruction, adopted only when its sha256 is
+# the one checked in (memory/agent/released.py).
+MEMORY_INSTRUCTION_RELEASE = BASE_DIR / "MEMORY-AGENT.md"
 
 # --- the model (PASSPORT.md §12) -------------------------------------------------------------
 # none: no model (the embedded default; whatever needs one says so) · claude: the CLI ·

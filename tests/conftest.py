@@ -24,10 +24,9 @@ def _own_stores(tmp_path: Any, settings: Any) -> Any:
     from memory import stores
 
     stores.reset()
-    # Tests may reset the instruction: they work on a copy, never on the repo's file.
-    instruction = tmp_path / "MEMORY-AGENT.md"
-    instruction.write_text(Path(settings.MEMORY_INSTRUCTION_PATH).read_text(encoding="utf-8"))
-    settings.MEMORY_INSTRUCTION_PATH = instruction
+    # Each test has its own skills repository (the live skills and instruction, filled from
+    # the release when first read): a candidate, a promotion or a reset never reaches the next.
+    settings.SKILLS_REPO_DIR = tmp_path / "skills"
     settings.MEMORY_STORES_DIR = tmp_path / "stores"
     settings.STORAGES = {
         **settings.STORAGES,
@@ -168,7 +167,6 @@ def fake_claude(tmp_path: Any, settings: Any, monkeypatch: Any) -> FakeClaude:
     """MODEL_BACKEND=claude with the fake CLI first on PATH and a fixed working folder."""
     import os
     import sys
-    from pathlib import Path
 
     from memory import model
 

@@ -1,20 +1,23 @@
 """The instruction and the skills: definitions live in the folder, versioned by git (law 0).
 
-The system prompt of a call is MEMORY-AGENT.md followed by the skills the operation needs,
-each read from ``skills/<name>/SKILL.md`` (front matter: name, description, tools).
+The system prompt of a call is MEMORY-AGENT.md followed by the skills the operation needs, each
+the active version in the skills repository (``memory.agent.skills_repo``: ``<name>/SKILL.md``,
+front matter: name, description, tools). A shadow run replays a request with a candidate in
+place of the active version (``trying``); nothing else ever reads a candidate.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-SKILLS_DIR = BASE_DIR / "skills"
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n(.*)\Z", re.S)
 
 
@@ -49,18 +52,30 @@ def parse_skill(path: Path) -> Skill:
     )
 
 
+_trying: ContextVar[Mapping[str, Skill] | None] = ContextVar("memory_skills_trying", default=None)
+
+
+@contextmanager
+def trying(candidates: Mapping[str, Skill]) -> Iterator[None]:
+    """Within this block the named skills are read as the given (candidate) versions."""
+    token = _trying.set(dict(candidates))
+    try:
+        yield
+    finally:
+        _trying.reset(token)
+
+
 def skills() -> dict[str, Skill]:
-    found = {}
-    for path in sorted(SKILLS_DIR.glob("*/SKILL.md")):
-        skill = parse_skill(path)
-        found[skill.name] = skill
-    return found
+    """The active version of every skill (or the candidate being tried in a shadow run)."""
+    from memory.agent import skills_repo
+
+    return {**skills_repo.active(), **(_trying.get() or {})}
 
 
 def instruction() -> str:
-    from django.conf import settings
+    from memory.agent import skills_repo
 
-    return Path(settings.MEMORY_INSTRUCTION_PATH).read_text(encoding="utf-8").strip()
+    return skills_repo.instruction_path().read_text(encoding="utf-8").strip()
 
 
 def system_prompt(needed: Sequence[str], extra: str = "") -> str:
@@ -69,7 +84,7 @@ def system_prompt(needed: Sequence[str], extra: str = "") -> str:
     parts = [instruction()]
     for name in needed:
         if name not in known:
-            raise SkillError(f"no skill {name!r} in {SKILLS_DIR}")
+            raise SkillError(f"no skill {name!r} in the skills repository")
         parts.append(f"## Навык {name}\n\n{known[name].body}")
     if extra:
         parts.append(extra.strip())

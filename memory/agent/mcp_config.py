@@ -57,6 +57,7 @@ def child_env() -> dict[str, str]:
         "DATABASE_URL": database_url(),
         "MEMORY_DATA_DIR": str(settings.DATA_DIR),
         "MEMORY_STORES_DIR": str(settings.MEMORY_STORES_DIR),
+        "MEMORY_SKILLS_DIR": str(settings.SKILLS_REPO_DIR),
     }
     env.update({name: os.environ[name] for name in SHARED_ENV if name in os.environ})
     from memory.stores import embedded

@@ -109,6 +109,8 @@ def search(ctx: RecallContext) -> Outcome:
             found=False,
             report=[entry],
             trace=[{"level": 2, "event": "failed", "error": error.code}],
+            usage=error.usage,  # a failed call is counted on the run all the same
+            skills=list(SKILLS),
         )
     thread_record(architect=ctx.architect, backend=backend, result=result)
     called = (

@@ -18,6 +18,15 @@ class ModelError(MemoryServiceError):
     code = "model_failed"
     status = 502
     retryable = True
+    # What the failed call(s) spent: a call that was made is counted on its run whether or not
+    # it answered in form (turns, tokens when the model reported them). None: no call was made.
+    usage: ModelResult | None = None
+
+    def spent(self, usage: ModelResult | None) -> ModelError:
+        """Attach what was spent before this failure (added to what the failure itself spent)."""
+        if usage is not None:
+            self.usage = usage.add(self.usage) if self.usage is not None else usage
+        return self
 
 
 class ThreadNotFound(ModelError):
@@ -63,6 +72,11 @@ class ToolScope:
     tools: tuple[str, ...]
 
 
+def failed_call(seconds: float = 0.0) -> ModelResult:
+    """A call that was made and failed without reporting its usage: one turn, no tokens known."""
+    return ModelResult(text="", thread="", turns=1, seconds=round(seconds, 3))
+
+
 @dataclass
 class ModelResult:
     text: str
@@ -76,8 +90,10 @@ class ModelResult:
     seconds: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)
 
-    def add(self, other: ModelResult) -> ModelResult:
+    def add(self, other: ModelResult | None) -> ModelResult:
         """Totals of two calls of one request cycle (e.g. a reply and its repair)."""
+        if other is None:
+            return self
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or Decimal(0)) + (other.cost_usd or Decimal(0))

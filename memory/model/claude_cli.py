@@ -31,6 +31,7 @@ from memory.model.base import (
     ModelTimeout,
     ThreadNotFound,
     ToolScope,
+    failed_call,
 )
 
 NO_CONVERSATION = "No conversation found with session ID"
@@ -96,7 +97,9 @@ class ClaudeCli:
                 env={**os.environ},
             )
         except subprocess.TimeoutExpired as error:
-            raise ModelTimeout(f"the claude CLI did not answer within {timeout:.0f} s") from error
+            raise ModelTimeout(f"the claude CLI did not answer within {timeout:.0f} s").spent(
+                failed_call(timeout)
+            ) from error
         finally:
             os.unlink(config_path)
         seconds = round(time.perf_counter() - started, 3)
@@ -114,17 +117,27 @@ def parse_envelope(
                 f"the model has no thread {thread!r} in its working folder: {stderr.strip()}",
                 details={"thread": thread},
             )
-        raise ModelError(f"the claude CLI failed (exit {code}): {stderr.strip()[:500]}")
+        raise ModelError(f"the claude CLI failed (exit {code}): {stderr.strip()[:500]}").spent(
+            failed_call(seconds)
+        )
     try:
         envelope: dict[str, Any] = json.loads(stdout)
     except ValueError as error:
-        raise ModelBadOutput(
-            f"the claude CLI printed no JSON envelope: {stdout[:200]!r}"
+        raise ModelBadOutput(f"the claude CLI printed no JSON envelope: {stdout[:200]!r}").spent(
+            failed_call(seconds)
         ) from error
     if not isinstance(envelope, dict) or "session_id" not in envelope:
-        raise ModelBadOutput("the claude CLI envelope has no session_id")
+        raise ModelBadOutput("the claude CLI envelope has no session_id").spent(
+            failed_call(seconds)
+        )
     if envelope.get("is_error"):
-        raise ModelError(f"the model reported an error: {str(envelope.get('result'))[:500]}")
+        raise ModelError(f"the model reported an error: {str(envelope.get('result'))[:500]}").spent(
+            _usage(envelope, seconds)
+        )
+    return _usage(envelope, seconds)
+
+
+def _usage(envelope: dict[str, Any], seconds: float) -> ModelResult:
     usage = envelope.get("usage") or {}
     cost = envelope.get("total_cost_usd")
     return ModelResult(

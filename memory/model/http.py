@@ -25,6 +25,7 @@ from memory.model.base import (
     ModelTimeout,
     ThreadNotFound,
     ToolScope,
+    failed_call,
 )
 from memory.models import Architect, Run, Thread
 
@@ -102,6 +103,36 @@ class _HttpBackend:
             scope = _tools_scope(architect, run)
         started = time.perf_counter()
         result = ModelResult(text="", thread=thread or uuid.uuid4().hex, turns=0)
+        try:
+            self._loop(result, system, messages, offered, scope, timeout)
+        except ModelError as error:
+            # Every round already answered counts, and so does the one that failed.
+            result.seconds = round(time.perf_counter() - started, 3)
+            raise error.spent(
+                result.add(failed_call()) if error.usage is None else result
+            ) from None
+        result.seconds = round(time.perf_counter() - started, 3)
+        Thread.objects.update_or_create(
+            pk=result.thread,
+            defaults={"messages": messages},
+            create_defaults={
+                "messages": messages,
+                "backend": self.name,
+                "workdir": self.workdir,
+                "architect_id": owner,
+            },
+        )
+        return result
+
+    def _loop(
+        self,
+        result: ModelResult,
+        system: str,
+        messages: list[dict[str, Any]],
+        offered: Any,
+        scope: Any,
+        timeout: float,
+    ) -> None:
         for _ in range(settings.MODEL_MAX_TOOL_ROUNDS + 1):
             reply = self._post(self.path, self._body(system, messages, offered), timeout)
             text, calls, message, usage = self._read(reply)
@@ -115,24 +146,14 @@ class _HttpBackend:
                 result.text = text
                 break
             if scope is None:
-                raise ModelBadOutput(f"{self.name}: the model called tools it was not given")
+                raise ModelBadOutput(f"{self.name}: the model called tools it was not given").spent(
+                    ModelResult(text="", thread="", turns=0)
+                )  # this round is counted
             messages.extend(self._tool_results([(c, _call_tool(scope, c)) for c in calls]))
         else:
             raise ModelBadOutput(
                 f"{self.name}: still calling tools after {settings.MODEL_MAX_TOOL_ROUNDS} rounds"
-            )
-        result.seconds = round(time.perf_counter() - started, 3)
-        Thread.objects.update_or_create(
-            pk=result.thread,
-            defaults={"messages": messages},
-            create_defaults={
-                "messages": messages,
-                "backend": self.name,
-                "workdir": self.workdir,
-                "architect_id": owner,
-            },
-        )
-        return result
+            ).spent(ModelResult(text="", thread="", turns=0))
 
     # --- per API -----------------------------------------------------------------------------
     path = ""

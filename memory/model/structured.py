@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from memory.model.base import ModelBackend, ModelBadOutput, ModelResult, ToolScope
+from memory.model.base import ModelBackend, ModelBadOutput, ModelError, ModelResult, ToolScope
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
@@ -57,13 +57,16 @@ def ask_json(
     value, problem = _problem(first.text, schema)
     if problem is None:
         return value, first
-    repair = backend.run(
-        prompt=f"Твой ответ {problem}. Повтори ответ: только JSON по схеме.",
-        system=system,
-        tools=replace(tools, tools=()) if tools else None,  # the repair only re-forms the answer
-        thread=first.thread,
-        timeout=timeout,
-    )
+    try:
+        repair = backend.run(
+            prompt=f"Твой ответ {problem}. Повтори ответ: только JSON по схеме.",
+            system=system,
+            tools=replace(tools, tools=()) if tools else None,  # the repair only re-forms it
+            thread=first.thread,
+            timeout=timeout,
+        )
+    except ModelError as error:
+        raise error.spent(first) from error  # the first answer was paid for all the same
     total = first.add(repair)
     value, second_problem = _problem(repair.text, schema)
     if second_problem is None:
@@ -71,4 +74,4 @@ def ask_json(
     raise ModelBadOutput(
         f"the model answered out of form twice: first {problem}; after repair {second_problem}",
         details={"thread": total.thread},
-    )
+    ).spent(total)

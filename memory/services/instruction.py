@@ -1,9 +1,11 @@
 """Resetting the instruction to its reference — a human's insurance (PASSPORT.md §9).
 
 The reference is the version a human approved; it lives in ``InstructionReference`` and only
-staff change it. The first reference is the instruction as it stands when one is first needed
-(the version the owner approved with the project). Reset writes the reference back to
-MEMORY-AGENT.md and touches nothing else: not the skills, data, tables or measurements.
+staff change it. The first reference is the instruction as released — the checkout's
+MEMORY-AGENT.md, adopted only while its sha256 is the checked-in one (``memory.agent.released``),
+never whatever the file says when a reference is first needed. Reset writes the reference to the
+live instruction in the skills repository (one commit) and touches nothing else: not the skills,
+data, tables or measurements.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
+from memory.agent import released, skills_repo
 from memory.errors import MemoryServiceError
 from memory.models import InstructionReference
 
@@ -37,7 +38,7 @@ class Difference:
 
 
 def _path() -> Path:
-    return Path(settings.MEMORY_INSTRUCTION_PATH)
+    return skills_repo.instruction_path()
 
 
 def current_text() -> str:
@@ -47,7 +48,9 @@ def current_text() -> str:
 def reference() -> InstructionReference:
     found = InstructionReference.objects.first()
     if found is None:
-        found = InstructionReference.objects.create(text=current_text(), note="first version")
+        found = InstructionReference.objects.create(
+            text=released.released_instruction(), note="the instruction as released"
+        )
     return found
 
 
@@ -80,5 +83,9 @@ def instruction_reset(*, user: Any) -> Difference:
     """Write the reference back. Returns the difference there was before the reset."""
     _require_staff(user)
     before = difference()
-    _path().write_text(reference().text, encoding="utf-8")
+    skills_repo.write_instruction(
+        reference().text,
+        reason="reset to the reference instruction",
+        author=f"staff:{getattr(user, 'username', '') or user.pk}",
+    )
     return before

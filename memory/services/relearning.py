@@ -245,6 +245,8 @@ def _model_summary(
         )
     except ModelError as error:
         log.warning("relearning: the model did not write the summary (%s); code writes it", error)
+        if usages is not None and error.usage is not None:
+            usages.append(error.usage)  # a failed call is counted on the run all the same
         return ""
     if usages is not None:
         usages.append(used)

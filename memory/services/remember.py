@@ -143,6 +143,7 @@ def _think(
     except ThreadNotFound:
         raise
     except ModelError as error:
+        usage = usage.add(error.usage) if usage is not None else error.usage
         return _model_failed(error, usage.turns if usage else 0), usage
 
 

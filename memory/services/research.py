@@ -32,6 +32,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from memory import language, model, ner, relevance
@@ -253,6 +254,7 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     except Exception as error:
         log.exception("research %s failed", run_id)
         progress.save()
+        _on_run(research, progress)
         Research.objects.filter(pk=run_id).update(
             status="failed",
             error=f"{getattr(error, 'code', type(error).__name__)}: {error}"[:4000],
@@ -269,9 +271,22 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     research.finished_at = timezone.now()
     progress.save()
     research.save()
-    if progress.data.get("thread"):  # the conclusion came from this model conversation
-        Run.objects.filter(pk=research.pk).update(thread=progress.data["thread"])
+    _on_run(research, progress)
     return research
+
+
+def _on_run(research: Research, progress: Progress) -> None:
+    """The job's model calls are counted on the recall's run (closed before the job began), and
+    the conversation the conclusion came from is named there (a denial may name it)."""
+    used = progress.data.get("usage", [])
+    changes: dict[str, Any] = {
+        "model_turns": F("model_turns") + sum(u.get("turns", 0) for u in used),
+        "tokens_in": F("tokens_in") + sum(u.get("tokens_in", 0) for u in used),
+        "tokens_out": F("tokens_out") + sum(u.get("tokens_out", 0) for u in used),
+    }
+    if progress.data.get("thread"):
+        changes["thread"] = progress.data["thread"]
+    Run.objects.filter(pk=research.pk).update(**changes)
 
 
 @dataclass
@@ -523,14 +538,13 @@ def _related_terms(
             timeout=settings.MODEL_TURN_TIMEOUT,
         )
     except ModelError as error:
+        if error.usage is not None:  # a failed call is counted on the run all the same
+            _count(progress, error.usage)
         terms, _ = _neighbours(ctx, unknown)
         return Take(terms, f"{error.code}: {error.message}")
     thread_record(architect=ctx.architect, backend=model.backend(), result=result)
     progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §15.2)
-    progress.data["model_turns"] += result.turns
-    progress.data.setdefault("usage", []).append(
-        {"turns": result.turns, "tokens_in": result.tokens_in, "tokens_out": result.tokens_out}
-    )
+    _count(progress, result)
     if ctx.run is not None:
         progress.data["tools"] = list(
             ToolCall.objects.filter(run=ctx.run).values_list("tool", flat=True)
@@ -541,6 +555,13 @@ def _related_terms(
         found=bool(value.get("found")),
         text=str(value.get("text") or ""),
         basis=[b for b in value.get("basis") or [] if str(b.get("quote", "")).strip()],
+    )
+
+
+def _count(progress: Progress, used: Any) -> None:
+    progress.data["model_turns"] += used.turns
+    progress.data.setdefault("usage", []).append(
+        {"turns": used.turns, "tokens_in": used.tokens_in, "tokens_out": used.tokens_out}
     )
 
 

@@ -1,4 +1,4 @@
-"""Every skill parses, and every tool a skill names exists in the MCP server."""
+"""Every released skill parses, and every tool a skill names exists in the MCP server."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from memory.agent import instruction, mcp_server, tools
+from memory.agent import instruction, mcp_server, skills_repo, tools
 
-SKILLS = instruction.skills()
+SKILLS = skills_repo.released()
 SERVED = {t.name for t in asyncio.run(mcp_server.build([t.name for t in tools.TOOLS]).list_tools())}
 SNAKE_IN_BACKTICKS = re.compile(r"`([a-z]+(?:_[a-z]+)+)`")
 

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from memory.agent import skills_repo
 from memory.services import instruction
 from tests.browser.conftest import sign_in_on
 
@@ -212,7 +213,7 @@ def test_staff_see_the_instruction_reset_and_others_do_not(
     page, sign_in, walker, keeper, settings, chromium, base_url
 ):
     reference = instruction.reference().text
-    settings_path = settings.MEMORY_INSTRUCTION_PATH
+    settings_path = skills_repo.instruction_path()
     settings_path.write_text(reference + "- Отвечай стихами.\n", encoding="utf-8")
 
     sign_in(keeper, "keeper-password-1", "en")

@@ -10,6 +10,7 @@ import re
 import pytest
 from django.test import Client
 
+from memory.agent import skills_repo
 from memory.contract import registry
 from memory.contract.registry import Capability
 from memory.i18n import Text
@@ -212,8 +213,9 @@ def test_reset_returns_the_instruction_and_touches_nothing_else(staff_browser, a
     reference = instruction.reference().text
     alice_api.remember("У меня есть друг Дима")
     notes, runs, entries = Note.objects.count(), Run.objects.count(), ShapeEntry.objects.count()
-    skills_before = {p: p.read_text() for p in (settings.BASE_DIR / "skills").glob("*/SKILL.md")}
-    path = settings.MEMORY_INSTRUCTION_PATH
+    skills_before = {p: p.read_text() for p in skills_repo.ensure().glob("*/*.md")}
+    assert len(skills_before) >= 5
+    path = skills_repo.instruction_path()
     path.write_text(reference + "- Отвечай стихами.\n", encoding="utf-8")
 
     page = staff_browser.get(URL.format(lang="en")).content.decode()
@@ -231,9 +233,11 @@ def test_reset_returns_the_instruction_and_touches_nothing_else(staff_browser, a
         runs,
         entries,
     )
-    assert {
-        p: p.read_text() for p in (settings.BASE_DIR / "skills").glob("*/SKILL.md")
-    } == skills_before
+    assert {p: p.read_text() for p in skills_repo.root().glob("*/*.md")} == skills_before
+    # The reset is one commit of the instruction alone, by the staff member who pressed it.
+    last = skills_repo.history(limit=1)[0]
+    assert last.message == "instruction: reset to the reference instruction"
+    assert last.author.startswith("staff:")
     assert (
         "The instruction equals the reference."
         in staff_browser.get(URL.format(lang="en")).content.decode()
@@ -258,7 +262,7 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
     from memory.models import InstructionReference
 
     reference = instruction.reference_set(text="ЭТАЛОН: отвечай одним словом.\n", user=staff).text
-    path = settings.MEMORY_INSTRUCTION_PATH
+    path = skills_repo.instruction_path()
     current = path.read_text(encoding="utf-8")
     assert current != reference
     references = list(InstructionReference.objects.order_by("pk").values_list("pk", "text"))

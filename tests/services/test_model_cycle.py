@@ -214,3 +214,42 @@ def test_with_no_model_remember_keeps_the_note_and_recall_never_reaches_level_2(
     assert "MODEL_BACKEND=none" in level2["note"]
     assert Run.objects.get(pk=answer["run"]).model_turns == 0
     assert "thread" not in answer
+
+
+def test_a_model_call_that_failed_is_counted_on_its_run(fake_claude, alice_api):
+    """Facts evolution reads must be true: a level-2 call answered out of form twice spent two
+    turns and their tokens, and the run says so (it said 0 and 0 before)."""
+    fake_claude.script(
+        [
+            PARSE,
+            WRITE_TEAM,
+            {"match": "Вопрос: «Кто отвечает за продукт", "result": "не json"},
+            {"match": "Повтори", "result": "опять не json"},
+        ]
+    )
+    alice_api.remember(TEAM)
+    answer = alice_api.recall("Кто отвечает за продукт?")
+    (level2,) = [e for e in answer["report"] if e["level"] == 2]
+    assert level2["status"] == "failed" and "model_bad_output" in level2["note"]
+    run = Run.objects.get(pk=answer["run"])
+    assert run.model_turns == 2  # the first answer and its repair
+    assert run.tokens_in > 0 and run.tokens_out > 0
+    assert run.skills == ["use-tables"]  # the skill that ran, though its call failed
+
+
+def test_a_remember_whose_parse_failed_counts_both_calls(fake_claude, alice_api):
+    fake_claude.script(
+        [{"match": "Фраза", "result": "не json"}, {"match": "Повтори", "result": "опять не json"}]
+    )
+    answer = alice_api.remember("У меня есть друг Дима")
+    assert answer["model"]["status"] == "failed"
+    run = Run.objects.get(pk=answer["run"])
+    assert (run.model_turns, run.tokens_in > 0) == (2, True)
+
+
+def test_a_crashing_model_is_one_call_counted(fake_claude, alice_api):
+    fake_claude.script([PARSE, WRITE_TEAM, {"match": "Вопрос", "exit": 1, "stderr": "boom"}])
+    alice_api.remember(TEAM)
+    answer = alice_api.recall("Кто отвечает за продукт?")
+    run = Run.objects.get(pk=answer["run"])
+    assert (run.model_turns, run.tokens_in) == (1, 0)  # a call was made; no usage was reported

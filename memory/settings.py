@@ -293,6 +293,29 @@ RESEARCH_SOFT_SECONDS = env.int(
     "RESEARCH_SOFT_SECONDS", 570, validate=lambda v: 5 <= v < RESEARCH_HARD_SECONDS
 )
 RESEARCH_WAIT_SECONDS = env.int("RESEARCH_WAIT_SECONDS", 120, validate=lambda v: 0 <= v <= 600)
+# Skill evolution (PASSPORT.md «Эволюция навыков», forks 5 and 6; the reasons for each number
+# are there). The shadow share is of the real requests that used a skill with a candidate, taken
+# exactly (every 1/rate-th one); the day's cap counts every model turn evolution spends.
+SHADOW_RATE = env.float("SHADOW_RATE", 0.2, validate=lambda v: 0 <= v <= 1)
+SHADOW_DAILY_TURNS = env.int("SHADOW_DAILY_TURNS", 60, validate=lambda v: v >= 0)
+# Two answers agree when the ids they rest on (or, without ids, their content terms) overlap by
+# at least this Jaccard share.
+SHADOW_AGREE_MIN = env.float("SHADOW_AGREE_MIN", 0.5, validate=lambda v: 0 < v <= 1)
+# Promotion: at least PROMOTE_MIN judged cases, a win on verdicts by PROMOTE_MARGIN of them, and
+# a cost (mean model turns, model seconds a case) no higher than the active version's plus the
+# tolerance. A candidate not promoted after CANDIDATE_MAX_CASES cases is deleted with the reason.
+PROMOTE_MIN = env.int("PROMOTE_MIN", 20, validate=lambda v: v >= 1)
+PROMOTE_MARGIN = env.float("PROMOTE_MARGIN", 0.1, validate=lambda v: 0 <= v <= 1)
+PROMOTE_TURNS_TOLERANCE = env.float("PROMOTE_TURNS_TOLERANCE", 0.0, validate=lambda v: v >= 0)
+PROMOTE_SECONDS_TOLERANCE = env.float("PROMOTE_SECONDS_TOLERANCE", 0.2, validate=lambda v: v >= 0)
+CANDIDATE_MAX_CASES = env.int("CANDIDATE_MAX_CASES", 60, validate=lambda v: v >= 1)
+# Misses (the periodic watch, every SKILLS_WATCH_SECONDS): a skill misses repeatedly when, in the
+# last MISS_WINDOW_DAYS days (after its last candidate's end), at least MISS_REPEAT of its runs
+# were rejected, or found nothing, or cost over MISS_TURNS_FACTOR × its median model turns.
+MISS_REPEAT = env.int("MISS_REPEAT", 3, validate=lambda v: v >= 1)
+MISS_WINDOW_DAYS = env.int("MISS_WINDOW_DAYS", 7, validate=lambda v: v >= 1)
+MISS_TURNS_FACTOR = env.float("MISS_TURNS_FACTOR", 2.0, validate=lambda v: v >= 1)
+SKILLS_WATCH_SECONDS = env.float("SKILLS_WATCH_SECONDS", 3600.0, validate=lambda v: v > 0)
 # A question that names a day or a month (memory.language.periods) lifts the notes told then by
 # this much, before the neighbourhood's share. LoCoMo, level 4's @10: 0.848 without it, 0.860 /
 # 0.862 / 0.863 at 0.25 / 0.5 / 1.0.
@@ -410,6 +433,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "memory.sweep", "schedule": MEMORY_SWEEP_SECONDS},
+    "skills-watch": {"task": "memory.skills_watch", "schedule": SKILLS_WATCH_SECONDS},
 }
 
 # --- i18n ------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory.errors import MemoryServiceError
 from memory.models import OutboxItem
-from memory.services import notes, research, runs
+from memory.services import evolution, notes, research, runs
 from memory.services.idempotency import forget_expired
 from memory.stores import outbox
 
@@ -72,3 +72,18 @@ def research_run(run_id: str) -> str:
     was found; the hard one, later, is Celery's."""
     done = research.conduct(run_id)
     return done.status if done is not None else "unknown"
+
+
+@shared_task(name="memory.shadow_run", acks_late=True)
+def shadow_run(case_id: int) -> str:
+    """Replay one real request with a candidate skill (PASSPORT.md «Эволюция навыков»); its
+    answer is compared, never returned. Idempotent: a case already taken is left alone."""
+    case = evolution.conduct(case_id)
+    return case.status if case is not None else "missing"
+
+
+@shared_task(name="memory.skills_watch", acks_late=True)
+def skills_watch() -> dict[str, Any]:
+    """The periodic watch (Celery beat): evaluate the open candidates, and open one for a skill
+    that misses repeatedly (the model writes it when one is configured)."""
+    return evolution.watch()

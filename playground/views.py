@@ -258,7 +258,9 @@ def instruction_reset(request: HttpRequest) -> HttpResponse:
 def run_progress(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """A run's live state for long cycles: the stand polls it while the run is running."""
     lang = _lang()
-    run = get_object_or_404(Run, pk=run_id, architect=caller_for_user(request.user).architect)
+    run = get_object_or_404(
+        Run.objects.asked(), pk=run_id, architect=caller_for_user(request.user).architect
+    )
     research = Research.objects.filter(pk=run.pk).first()
     context = _context(
         request, forms.Stand(), lang, run=run, levels=ladder.LEVELS, research=research

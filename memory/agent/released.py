@@ -15,7 +15,7 @@ from django.conf import settings
 
 from memory.errors import MemoryServiceError
 
-INSTRUCTION_SHA256 = "d7a41a30456bc24ebded6ab4565dba5795aaf9794684dc7f150efe3655561140"
+INSTRUCTION_SHA256 = "6f5e277d34294f7e13eeb14a0bf6dc9b5c73ac76f2d0bf90ac0cfb0a30ea1a05"
 
 
 class NotAsReleased(MemoryServiceError):

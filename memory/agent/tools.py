@@ -9,6 +9,7 @@ architect is never an argument the model could change. Every call is recorded as
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -268,6 +269,25 @@ def keep_object(
     }
 
 
+def write_candidate(
+    skill: Annotated[str, Field(description="имя навыка, как в его папке (например use-tables)")],
+    body: Annotated[str, Field(description="полный текст второй версии навыка, без front matter")],
+    reason: Annotated[str, Field(description="какой промах действующей версии она исправляет")],
+) -> dict[str, Any]:
+    """Write the second version of a skill beside the active one. Only a candidate file: the
+    active version and the instruction are out of this tool's reach."""
+    from memory.services import evolution
+
+    scope = current()
+    if scope.run is None or scope.run.verb != "evolve":
+        raise ToolRefused("write_candidate serves only the memory's own evolution runs")
+    try:
+        candidate = evolution.write_candidate(skill, body=body, reason=reason, author="model")
+    except ValueError as error:  # SkillError: no such skill, no body, no reason
+        raise ToolRefused(str(error)) from error
+    return {"skill": candidate.skill, "candidate": candidate.version, "status": "measuring"}
+
+
 @dataclass(frozen=True)
 class AgentTool:
     name: str
@@ -331,11 +351,22 @@ TOOLS: tuple[AgentTool, ...] = (
         "идентификатор. Стоит места в хранилище объектов.",
         writes=True,
     ),
+    AgentTool(
+        "write_candidate",
+        write_candidate,
+        "Записать вторую версию навыка рядом с действующей: она пойдёт в теневую проверку на "
+        "настоящих запросах и заменит действующую только по вердиктам снаружи и цене. Один коммит.",
+        writes=True,
+    ),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
 WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes)
 READ_TOOLS = ("read_catalog", "read_table", "ask_graph")
 RESEARCH_TOOLS = (*READ_TOOLS, "find_notes")  # level 5 cites notes by what they say
+EVOLVE_TOOLS = ("write_candidate",)  # the model writing a candidate skill, and nothing else
+# What a write tool answers in a shadow run: the call is recorded (what the candidate would
+# have written is its answer), nothing is written.
+SHADOW_WRITE = {"written": False, "note": "теневой прогон: ничего не записано"}
 
 
 def _jsonable(value: Any) -> Any:
@@ -346,6 +377,22 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _in_shadow(scope: Scope) -> bool:
+    return scope.run is not None and scope.run.channel == "shadow"
+
+
+def _dry(tool: AgentTool) -> Callable[..., dict[str, Any]]:
+    """The tool's signature (so its arguments are checked as for a real call), without its act:
+    a shadow run (a candidate skill replaying a real request) writes nothing."""
+
+    def dry(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return dict(SHADOW_WRITE)
+
+    dry.__signature__ = inspect.signature(tool.fn)  # type: ignore[attr-defined]
+    dry.__annotations__ = dict(tool.fn.__annotations__)
+    return dry
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -362,7 +409,10 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         )
     try:
         # The same validation MCP applies, so in-process calls (HTTP backends) get it too.
-        result = validate_call(tool.fn)(**arguments)
+        if tool.writes and name not in EVOLVE_TOOLS and _in_shadow(scope):
+            result = validate_call(_dry(tool))(**arguments)
+        else:
+            result = validate_call(tool.fn)(**arguments)
     except (MemoryServiceError, ToolRefused, ValidationError) as error:
         message = error.message if isinstance(error, MemoryServiceError) else str(error)
         if record is not None:

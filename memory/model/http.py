@@ -28,6 +28,7 @@ from memory.model.base import (
     failed_call,
 )
 from memory.models import Architect, Run, Thread
+from memory.services.evolution import in_shadow
 
 
 @lru_cache(maxsize=32)
@@ -117,7 +118,9 @@ class _HttpBackend:
             defaults={"messages": messages},
             create_defaults={
                 "messages": messages,
-                "backend": self.name,
+                # A shadow run's conversation is the backend's to repair, nobody's to continue:
+                # no caller's thread check matches this backend name.
+                "backend": f"{self.name}:shadow" if in_shadow() else self.name,
                 "workdir": self.workdir,
                 "architect_id": owner,
             },

@@ -25,7 +25,15 @@ def thread_check(*, architect: Architect, thread: str, backend: ModelBackend) ->
     return known
 
 
-def thread_record(*, architect: Architect, backend: ModelBackend, result: ModelResult) -> Thread:
+def thread_record(
+    *, architect: Architect, backend: ModelBackend, result: ModelResult
+) -> Thread | None:
+    """Record a conversation as the architect's (a later request may continue it). A shadow
+    run's conversation is never recorded: nobody may continue into a candidate's answer."""
+    from memory.services.evolution import in_shadow
+
+    if in_shadow():
+        return None
     thread, created = Thread.objects.get_or_create(
         pk=result.thread,
         defaults={"architect": architect, "backend": backend.name, "workdir": backend.workdir},

@@ -1,6 +1,7 @@
 """The memory's own tables (the dynamic, grown tables are not Django models)."""
 
 from .agent import Thread, ToolCall
+from .evolution import ShadowCase, SkillCandidate
 from .idempotency import IdempotencyRecord
 from .instruction import InstructionReference
 from .notes import Note, NoteKeyword
@@ -23,6 +24,8 @@ __all__ = [
     "ObjectKeyword",
     "OutboxItem",
     "Research",
+    "ShadowCase",
+    "SkillCandidate",
     "Run",
     "ShapeEntry",
     "Summary",

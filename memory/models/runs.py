@@ -7,9 +7,21 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-VERBS = [("remember", "remember"), ("recall", "recall")]
+# "evolve": the model writing a candidate skill (a shadow-channel run: it answers nobody).
+VERBS = [("remember", "remember"), ("recall", "recall"), ("evolve", "evolve")]
 STATUSES = [("running", "running"), ("done", "done"), ("failed", "failed")]
 VERDICTS = [("confirm", "confirm"), ("reject", "reject")]
+
+
+# A shadow run replays a real request with a candidate skill (PASSPORT.md «Эволюция навыков»):
+# it is never an answer to anyone, so nothing that looks runs up by id or lists them sees it.
+SHADOW = "shadow"
+
+
+class RunQuerySet(models.QuerySet):
+    def asked(self) -> RunQuerySet:
+        """Runs that answered someone: every run but the shadow ones."""
+        return self.exclude(channel=SHADOW)
 
 
 class Run(models.Model):
@@ -18,7 +30,7 @@ class Run(models.Model):
     verb = models.CharField(max_length=16, choices=VERBS)
     text = models.TextField(blank=True)
     caller = models.CharField(max_length=200)
-    channel = models.CharField(max_length=16)  # "api" or "playground"
+    channel = models.CharField(max_length=16)  # "api", "playground" or "shadow"
     status = models.CharField(max_length=8, choices=STATUSES, default="running")
     depth_asked = models.CharField(max_length=16, blank=True)
     depth_granted = models.CharField(max_length=16, blank=True)
@@ -32,6 +44,9 @@ class Run(models.Model):
     cache_creation_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=10, decimal_places=6, null=True, blank=True)
     seconds = models.FloatField(default=0)
+    # The seconds the model's calls took: a shadow run replays only a cycle's model part, so its
+    # cost is compared with the real run's on these, not on the whole cycle's seconds.
+    model_seconds = models.FloatField(default=0)
     stores = models.JSONField(default=list, blank=True)
     skills = models.JSONField(default=list, blank=True)
     tools = models.JSONField(default=list, blank=True)
@@ -56,6 +71,8 @@ class Run(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts_given"
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

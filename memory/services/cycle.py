@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from memory.auth import Caller
 from memory.contract.params import Parsed, parse
@@ -15,6 +16,7 @@ from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.models import Run
+from memory.services import evolution
 from memory.services.runs import run_open, run_verdict_apply
 
 _NEED_OBJECT = Text(
@@ -75,6 +77,8 @@ def take_verdict(parsed: Parsed, caller: Caller, run: Run) -> None:
         parsed.refuse("verdict", _NO_RUN(parsed.lang, run=verdict["run"]))
     else:
         parsed.accept("verdict", _VERDICT_TAKEN(parsed.lang, value=verdict["value"], run=target.pk))
+        # A candidate that replayed the judged run reads the verdict once it is committed.
+        transaction.on_commit(lambda: evolution.verdict_given(target))
 
 
 def frame(verb: Verb, run: Run) -> dict[str, Any]:

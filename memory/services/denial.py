@@ -103,7 +103,11 @@ def _named_run(value: str, architect: Architect) -> Run | None:
     came from (the newest such run that concluded something)."""
     value = value.strip()
     try:
-        run = Run.objects.filter(architect=architect, pk=uuid.UUID(value), verb="recall").first()
+        run = (
+            Run.objects.asked()
+            .filter(architect=architect, pk=uuid.UUID(value), verb="recall")
+            .first()
+        )
     except ValueError:
         run = None
     if run is not None:
@@ -115,8 +119,10 @@ def _named_run(value: str, architect: Architect) -> Run | None:
     )
     if research is not None:  # the research's own conversation
         return research.run
-    for run in Run.objects.filter(architect=architect, verb="recall", thread=value).order_by(
-        "-created_at"
+    for run in (
+        Run.objects.asked()
+        .filter(architect=architect, verb="recall", thread=value)
+        .order_by("-created_at")
     ):
         earlier, research = _conclusion(run)
         if earlier is not None or research is not None:

@@ -74,7 +74,7 @@ def read(values: list[str], *, architect: Architect, question: str) -> Previous:
         if rest:  # "notes:<id>", "summaries:<id>", …
             out.items |= {value, f"{kind}:{named}"} | ({named} if kind == "notes" else set())
             continue
-        run = Run.objects.filter(architect=architect, pk=named, verb="recall").first()
+        run = Run.objects.asked().filter(architect=architect, pk=named, verb="recall").first()
         if run is None:
             if Note.objects.filter(architect=architect, pk=named).exists():
                 out.items |= {named, f"notes:{named}"}

@@ -14,8 +14,8 @@ from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
 from memory.levels import research as research_level
 from memory.models import Research
+from memory.services import evolution, relearning
 from memory.services import previous as previous_service
-from memory.services import relearning
 from memory.services import research as research_service
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.runs import run_close
@@ -152,7 +152,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         answer["thread"] = thread
     seconds = round(time.perf_counter() - started, 4)
     answer["seconds"] = seconds
-    _close_quietly(
+    closed = _close_quietly(
         run,
         usages=usages,
         depth_asked=grant.asked,
@@ -173,7 +173,46 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         params=answer["params"],
         report=answer["report"],
     )
+    if closed and usages:  # a model ran: a candidate of its skills may replay this request
+        evolution.offer(
+            run,
+            request={
+                "text": ctx.text,
+                "scope": ctx.scope,
+                "lang": lang,
+                "top": min(climb.depth_used, 4),
+                "thread": parsed.get("thread") or "",
+            },
+            answer=lambda: answer_brief(final),
+            skills=[s for s in run.skills if s != research_service.SKILL],
+        )
     return answer
+
+
+def answer_brief(final: Any) -> dict[str, Any]:
+    """An answer in brief for the shadow test: found or not, its ids, its words."""
+    if final is None:
+        return evolution.brief(found=False)
+    ids = sorted(_answer_ids(final.data))
+    if isinstance(final.object, dict):
+        ids.append(f"objects:{final.object.get('id')}")
+    return evolution.brief(found=True, ids=ids, text=final.text)
+
+
+def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list[str]]:
+    """Levels 1–4 of a recall once more, for a shadow run (memory.services.evolution), up to the
+    level the real run reached: no research is started, nothing is relearned, nothing closed."""
+    ctx = RecallContext(
+        architect=run.architect,
+        text=request["text"],
+        keywords=language.keywords(request["text"]),
+        scope=request.get("scope", []),
+        lang=request.get("lang", settings.MEMORY_LANG),
+        run=run,
+    )
+    climb = ladder.climb(steps_for(ctx), top=min(int(request.get("top", 4)), 4), lang=ctx.lang)
+    usages = [o.usage for o in climb.outcomes if o.usage is not None]
+    return climb.final, usages, sorted({t for o in climb.outcomes for t in o.tools})
 
 
 # An answer found this deep, or computed from the tables, is kept by the relearning cycle
@@ -228,10 +267,12 @@ def _ids_in(data: Any, keys: tuple[str, ...]) -> list[str]:
     return ids + [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
 
 
-def _close_quietly(run: Any, **facts: Any) -> None:
+def _close_quietly(run: Any, **facts: Any) -> bool:
     """The answer is ready: a failure to record its facts (the database busy, say) is logged
     and left to the sweep, never turned into an error answer."""
     try:
         run_close(run, **facts)
     except Exception:
         log.exception("recall: closing run %s failed; the answer is given all the same", run.pk)
+        return False
+    return True

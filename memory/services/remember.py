@@ -29,7 +29,7 @@ from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNot
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
-from memory.services import denial, idempotency, knowledge, relearning
+from memory.services import denial, evolution, idempotency, knowledge, relearning
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.notes import note_create
 from memory.services.runs import run_close
@@ -82,13 +82,13 @@ def _table_demand(parsed: Parsed, caller: Caller) -> names.Name | None:
         return None
 
 
-def _prompt(parsed: Parsed, demanded: names.Name | None, phrase: dict[str, Any] | None) -> str:
-    lines = [_TASK(parsed.lang), f"Фраза: «{parsed.get('text')}»"]
-    if parsed.get("scope"):
-        lines.append(f"Охват: {json.dumps(parsed.get('scope'), ensure_ascii=False)}")
-    if demanded is not None:
+def _prompt(request: dict[str, Any], phrase: dict[str, Any] | None) -> str:
+    lines = [_TASK(request["lang"]), f"Фраза: «{request['text']}»"]
+    if request.get("scope"):
+        lines.append(f"Охват: {json.dumps(request['scope'], ensure_ascii=False)}")
+    if request.get("table"):
         lines.append(
-            f"Зовущий требует таблицу «{demanded.label}»: она создана, пиши в неё (promote_to_list)."
+            f"Зовущий требует таблицу «{request['table']}»: она создана, пиши в неё (promote_to_list)."
         )
     if phrase:
         lines.append(f"Разбор фразы: {json.dumps(phrase, ensure_ascii=False)}")
@@ -113,6 +113,42 @@ def _tool_report(run: Run) -> tuple[WriteReport, list[str]]:
     return report, called
 
 
+def _request(parsed: Parsed, demanded: names.Name | None) -> dict[str, Any]:
+    """What the model's part of a remember reads of the request (a shadow run replays it)."""
+    return {
+        "text": parsed.get("text"),
+        "scope": parsed.get("scope", []),
+        "lang": parsed.lang,
+        "table": demanded.label if demanded is not None else "",
+        "thread": parsed.get("thread") or "",
+    }
+
+
+def think_again(run: Run, request: dict[str, Any]) -> ModelResult:
+    """The model's part of a remember once more, for a shadow run (memory.services.evolution):
+    the same parse and the same turn with tools, under the candidate skill. The write tools see
+    the shadow run and write nothing; no note, thread or store is touched."""
+    backend = model.backend()
+    usage: ModelResult | None = None
+    try:
+        phrase, usage = phrase_parse(
+            backend, request["text"], architect_id=run.architect_id, run_id=str(run.pk)
+        )
+        turn = backend.run(
+            prompt=_prompt(
+                request,
+                {"entities": phrase.entities, "relations": phrase.relations, "by": "model"},
+            ),
+            system=instruction.system_prompt(SKILLS),
+            tools=ToolScope(architect_id=run.architect_id, run_id=str(run.pk), tools=TOOLS),
+            thread=None,
+            timeout=settings.MODEL_TURN_TIMEOUT,
+        )
+    except ModelError as error:
+        raise error.spent(usage) from error
+    return usage.add(turn)
+
+
 def _think(
     parsed: Parsed, caller: Caller, run: Run, note: Note, demanded: names.Name | None
 ) -> tuple[dict[str, Any], ModelResult | None]:
@@ -126,7 +162,7 @@ def _think(
         note.entities = {"entities": phrase.entities, "relations": phrase.relations, "by": "model"}
         note.save(update_fields=["entities"])
         turn = backend.run(
-            prompt=_prompt(parsed, demanded, note.entities),
+            prompt=_prompt(_request(parsed, demanded), note.entities),
             system=instruction.system_prompt(SKILLS),
             tools=ToolScope(architect_id=caller.architect.pk, run_id=str(run.pk), tools=TOOLS),
             thread=parsed.get("thread"),
@@ -335,6 +371,10 @@ def _after_commit(
         answer=answer,
         failures=failures,
     )
+    if usage is not None:  # the model's part ran: a candidate of its skills may replay it
+        evolution.offer(
+            run, request=_request(parsed, demanded), answer=lambda: evolution.writes_of(run)
+        )
     return answer
 
 

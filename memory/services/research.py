@@ -40,11 +40,11 @@ from memory.agent import instruction
 from memory.agent import tools as agent_tools
 from memory.i18n import Text
 from memory.levels.context import RecallContext
-from memory.model.base import ModelError, ToolScope
+from memory.model.base import ModelError, ModelResult, ToolScope
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import Note, Research, Run, ShapeEntry, ToolCall
-from memory.services import denial, relearning
+from memory.services import denial, evolution, relearning
 from memory.services.notes import notes_search
 from memory.shape import selectors
 from memory.stores.graph import graph
@@ -272,6 +272,15 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     progress.save()
     research.save()
     _on_run(research, progress)
+    if progress.data["model_turns"]:  # the model worked by the skill: a candidate may replay it
+        evolution.offer(
+            Run.objects.get(pk=research.pk),
+            request={"text": research.question, "scope": research.scope, "lang": research.lang},
+            answer=lambda: evolution.brief(
+                found=found.found, ids=[b["note"] for b in found.basis], text=found.text
+            ),
+            skills=[SKILL],
+        )
     return research
 
 
@@ -283,10 +292,39 @@ def _on_run(research: Research, progress: Progress) -> None:
         "model_turns": F("model_turns") + sum(u.get("turns", 0) for u in used),
         "tokens_in": F("tokens_in") + sum(u.get("tokens_in", 0) for u in used),
         "tokens_out": F("tokens_out") + sum(u.get("tokens_out", 0) for u in used),
+        "model_seconds": F("model_seconds") + sum(u.get("seconds", 0.0) for u in used),
     }
     if progress.data.get("thread"):
         changes["thread"] = progress.data["thread"]
     Run.objects.filter(pk=research.pk).update(**changes)
+
+
+def investigate_again(run: Run, request: dict[str, Any]) -> tuple[Found, list[ModelResult]]:
+    """Steps 1–6 once more, for a shadow run (memory.services.evolution): no job row is written,
+    nothing is relearned; the model's calls are returned to be counted on the shadow run."""
+    research = Research(
+        run=run,
+        architect=run.architect,
+        question=request["text"],
+        scope=request.get("scope", []),
+        lang=request.get("lang", settings.MEMORY_LANG),
+        progress={"levels": [], "steps": [], "model_turns": 0, "seconds": 0.0},
+    )
+    progress = Progress(research)  # its saves update no row: there is none for a shadow
+    deadline = time.monotonic() + settings.RESEARCH_SOFT_SECONDS
+    found = _investigate(research, progress, lambda: time.monotonic() > deadline)
+    usages = [
+        ModelResult(
+            text="",
+            thread="",
+            turns=u.get("turns", 0),
+            tokens_in=u.get("tokens_in", 0),
+            tokens_out=u.get("tokens_out", 0),
+            seconds=u.get("seconds", 0.0),
+        )
+        for u in progress.data.get("usage", [])
+    ]
+    return found, usages
 
 
 @dataclass
@@ -561,7 +599,12 @@ def _related_terms(
 def _count(progress: Progress, used: Any) -> None:
     progress.data["model_turns"] += used.turns
     progress.data.setdefault("usage", []).append(
-        {"turns": used.turns, "tokens_in": used.tokens_in, "tokens_out": used.tokens_out}
+        {
+            "turns": used.turns,
+            "tokens_in": used.tokens_in,
+            "tokens_out": used.tokens_out,
+            "seconds": used.seconds,
+        }
     )
 
 
@@ -703,14 +746,7 @@ def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, 
         return relearning.failed(error)
     finally:
         for usage in used:
-            progress.data["model_turns"] += usage.turns
-            progress.data.setdefault("usage", []).append(
-                {
-                    "turns": usage.turns,
-                    "tokens_in": usage.tokens_in,
-                    "tokens_out": usage.tokens_out,
-                }
-            )
+            _count(progress, usage)
 
 
 def state(research: Research) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def run_close(
         run.tokens_out = sum(u.tokens_out for u in usages)
         run.cache_read_tokens = sum(u.cache_read_tokens for u in usages)
         run.cache_creation_tokens = sum(u.cache_creation_tokens for u in usages)
+        run.model_seconds = round(sum(u.seconds for u in usages), 3)
         costs = [u.cost_usd for u in usages if u.cost_usd is not None]
         run.cost_usd = sum(costs) if costs else None
         run.thread = next((u.thread for u in reversed(usages) if u.thread), run.thread)
@@ -136,7 +137,7 @@ def run_verdict_apply(
 
     A later verdict replaces an earlier one: the asker may change their mind.
     """
-    run = Run.objects.filter(architect=architect, pk=target).first()
+    run = Run.objects.asked().filter(architect=architect, pk=target).first()
     if run is None or run.pk == given_by.pk:
         return None
     run.verdict = value

@@ -280,16 +280,28 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
             "content": reference,
             "summary": "эталон инструкции",
         },
+        "write_candidate": {"skill": "MEMORY-AGENT.md", "body": reference, "reason": "эталон"},
     }
     assert set(arguments) == {t.name for t in tools.TOOLS}  # a new tool is exercised here too
+    active = {n: s.body for n, s in skills_repo.active().items()}
     run = Run.objects.create(architect=carol.architect, verb="remember", caller="t", channel="api")
-    with tools.bound(tools.Scope(architect=carol.architect, run=run)):
-        for name, given in arguments.items():
-            try:
-                tools.call(name, given)
-            except tools.ToolRefused:
-                pass  # a refusal is recorded, and writes nothing either
-    assert {c.tool for c in run.tool_calls.all()} == set(arguments)  # each one really ran
+    # The evolution's own run may write candidates: it too is tried on every skill name and on
+    # the instruction's, and reaches neither the instruction nor an active version.
+    evolve = Run.objects.create(
+        architect=carol.architect, verb="evolve", caller="t", channel="shadow"
+    )
+    targets = ["MEMORY-AGENT.md", "MEMORY-AGENT", "../MEMORY-AGENT.md", ".", "", *active]
+    for each in (run, evolve):
+        with tools.bound(tools.Scope(architect=carol.architect, run=each)):
+            for name, given in arguments.items():
+                for skill in targets if name == "write_candidate" else [None]:
+                    try:
+                        tools.call(name, {**given, "skill": skill} if skill is not None else given)
+                    except tools.ToolRefused:
+                        pass  # a refusal is recorded, and writes nothing either
+        assert {c.tool for c in each.tool_calls.all()} == set(arguments)  # each one really ran
+    assert {n: s.body for n, s in skills_repo.active().items()} == active
+    assert skills_repo.candidate("naming").body == reference.strip()  # it did write, beside
 
     for verb in ("remember", "recall"):
         post(browser, text=reference, verb=verb)

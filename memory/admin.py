@@ -19,7 +19,9 @@ from memory.models import (
     Note,
     OutboxItem,
     Run,
+    ShadowCase,
     ShapeEntry,
+    SkillCandidate,
     Thread,
     ToolCall,
     User,
@@ -281,4 +283,69 @@ class OutboxItemAdmin(admin.ModelAdmin):
         self.message_user(request, f"{count} dead item(s) queued again.", messages.SUCCESS)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(SkillCandidate)
+class SkillCandidateAdmin(admin.ModelAdmin):
+    """Candidates and how each ended (PASSPORT.md «Эволюция навыков»). The text lives in the
+    skills repository: staff write and edit it on the stand's skills page; here they may kill
+    one (a commit with the reason). Figures are facts: read-only."""
+
+    list_display = [
+        "skill", "version", "status", "opened_by", "eligible", "opened_at", "decided_at",
+        "short_why",
+    ]  # fmt: skip
+    list_filter = ["status", "skill"]
+    readonly_fields = [
+        "skill", "version", "active_version", "status", "opened_by", "opened_why",
+        "opened_commit", "eligible", "decided_why", "decided_commit", "figures", "opened_at",
+        "decided_at",
+    ]  # fmt: skip
+    actions = ["kill"]
+
+    @admin.display(description="why decided")
+    def short_why(self, obj: SkillCandidate) -> str:
+        return obj.decided_why[:160]
+
+    @admin.action(description="Kill the open candidate (deleted from the skills repository)")
+    def kill(self, request: HttpRequest, queryset: Any) -> None:
+        from memory.services import evolution
+
+        author = f"staff:{request.user.get_username()}"
+        killed = [
+            evolution.kill(c.skill, reason="killed in the admin", author=author)
+            for c in queryset.filter(status="open")
+        ]
+        self.message_user(request, f"{len(killed)} candidate(s) killed.", messages.SUCCESS)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ShadowCase)
+class ShadowCaseAdmin(admin.ModelAdmin):
+    """Shadow cases side by side: the real run and the shadow run, and whether the answers
+    agreed. The shadow's answer itself is kept nowhere."""
+
+    list_display = [
+        "pk",
+        "candidate",
+        "status",
+        "agrees",
+        "estimate",
+        "run",
+        "shadow",
+        "created_at",
+    ]
+    list_filter = ["status", "agrees", "candidate__skill"]
+    readonly_fields = [
+        "candidate", "run", "shadow", "status", "estimate", "request", "real_answer", "agrees",
+        "error", "created_at", "finished_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -90,5 +90,44 @@ UI = {
         ru="Подтвердите возврат флажком.", en="Confirm the reset with the checkbox."
     ),
     "progress": Text(ru="Ход прогона", en="Run progress"),
+    "skills": Text(ru="Навыки", en="Skills"),
+    "skills_lead": Text(
+        ru="Навык — гипотеза: действующая версия, кандидат рядом, теневая проверка на настоящих "
+        "запросах (доля {rate}, не больше {cap} ходов модели в день; сегодня потрачено {today}). "
+        "Кандидат повышается, если на {min} и больше случаях с вердиктом выиграл на {margin} и не "
+        "дороже; иначе после {max} случаев удаляется с записью почему. Ответ кандидата не "
+        "возвращается никому.",
+        en="A skill is a hypothesis: the active version, a candidate beside it, a shadow test on "
+        "real requests (share {rate}, at most {cap} model turns a day; {today} spent today). A "
+        "candidate is promoted when, over {min} or more judged cases, it wins by {margin} and "
+        "costs no more; otherwise it is deleted after {max} cases, with why. A candidate's answer "
+        "is returned to no one.",
+    ),
+    "active_version": Text(ru="Действующая версия", en="Active version"),
+    "candidate": Text(ru="Кандидат", en="Candidate"),
+    "no_candidate": Text(ru="кандидата нет", en="no candidate"),
+    "misses": Text(ru="Промахи по фактам", en="Misses from the facts"),
+    "no_misses": Text(ru="повторяющегося промаха нет", en="no repeated miss"),
+    "not_replayable": Text(
+        ru="этот навык не идёт в отдельный ход модели, который можно повторить в тени",
+        en="this skill runs in no model call of its own that a shadow run could replay",
+    ),
+    "figures": Text(ru="Замеры рядом", en="Figures side by side"),
+    "confirmed": Text(ru="подтверждено", en="confirmed"),
+    "rejected": Text(ru="отвергнуто", en="rejected"),
+    "pending": Text(ru="без вердикта", en="pending"),
+    "turns": Text(ru="ходов модели на случай", en="model turns a case"),
+    "model_seconds": Text(ru="секунд модели на случай", en="model seconds a case"),
+    "cases": Text(
+        ru="случаев: {cases} · готово: {done} · с вердиктом: {judged} · не удалось: {failed}",
+        en="cases: {cases} · done: {done} · judged: {judged} · failed: {failed}",
+    ),
+    "history": Text(ru="История", en="History"),
+    "decided": Text(ru="Кандидаты прежде", en="Earlier candidates"),
+    "write_candidate": Text(ru="Записать кандидата", en="Write a candidate"),
+    "kill_candidate": Text(ru="Снять кандидата", en="Kill the candidate"),
+    "reason": Text(ru="почему", en="why"),
+    "text": Text(ru="текст", en="text"),
+    "staff_only": Text(ru="Править может только персонал.", en="Only staff may edit."),
     "sign_out": Text(ru="Выйти", en="Sign out"),
 }

@@ -11,6 +11,13 @@ urlpatterns = [
     path("settings/instruction/diff", views.instruction_diff, name="settings-instruction-diff"),
     path("settings/instruction/reset", views.instruction_reset, name="settings-instruction-reset"),
     path("settings/runs/<uuid:run_id>/progress", views.run_progress, name="settings-run-progress"),
+    path("settings/skills", views.skills, name="settings-skills"),
+    path(
+        "settings/skills/<str:name>/candidate",
+        views.skill_candidate,
+        name="settings-skill-candidate",
+    ),
+    path("settings/skills/<str:name>/kill", views.skill_kill, name="settings-skill-kill"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -23,14 +23,15 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from memory import ladder, language
+from memory.agent import skills_repo
 from memory.auth import caller_for_user
 from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.levels import graph as graph_level
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.models import Research, Run
-from memory.services import instruction
+from memory.models import Research, Run, SkillCandidate
+from memory.services import evolution, instruction
 from memory.services.recall import recall
 from memory.services.remember import remember
 from memory.stores import door, outbox
@@ -80,7 +81,10 @@ def _outbox(request: HttpRequest, lang: str) -> dict[str, Any]:
 
 
 def _difference(lang: str) -> dict[str, Any]:
-    d = instruction.difference()
+    try:
+        d = instruction.difference()
+    except MemoryServiceError as error:  # the release file was edited: no reference to compare
+        return {"difference_error": error.message}
     text = UI["difference"](lang, added=d.added, removed=d.removed, chars=d.changed_characters)
     return {"difference": d, "difference_text": text}
 
@@ -229,7 +233,7 @@ def probe(request: HttpRequest, store: str) -> HttpResponse:
 
 def _staff(request: HttpRequest) -> None:
     if not request.user.is_staff:
-        raise PermissionDenied("the reference instruction is staff only")
+        raise PermissionDenied("staff only: the reference instruction and skill edits")
 
 
 @login_required
@@ -266,3 +270,102 @@ def run_progress(request: HttpRequest, run_id: UUID) -> HttpResponse:
         request, forms.Stand(), lang, run=run, levels=ladder.LEVELS, research=research
     )
     return render(request, "playground/stand.html#progress", context)
+
+
+# --- skills (PASSPORT.md «Эволюция навыков») ---------------------------------------------------
+
+
+_CASES = ("cases", "done", "judged", "failed")
+
+
+def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, Any]:
+    from django.conf import settings as conf
+
+    cards = []
+    decided = {}
+    for candidate in SkillCandidate.objects.exclude(status="open").order_by("-decided_at"):
+        decided.setdefault(candidate.skill, []).append(
+            {
+                "candidate": candidate,
+                "status": evolution.STATUS_WORDS[candidate.status](lang),
+            }
+        )
+    for name, skill in skills_repo.active().items():
+        candidate = evolution.open_candidate(name)
+        file = skills_repo.candidate(name)
+        numbers = evolution.figures(candidate) if candidate is not None else None
+        cards.append(
+            {
+                "name": name,
+                "skill": skill,
+                "version": skills_repo.version(skills_repo.text_of(skill)),
+                "replayable": evolution.replayable(name),
+                "misses": evolution.misses(name) if evolution.replayable(name) else None,
+                "candidate": candidate,
+                "candidate_file": file,
+                "figures": numbers,
+                "cases": UI["cases"](lang, **{k: numbers[k] for k in _CASES}) if numbers else "",
+                "history": skills_repo.history(name, limit=20),
+                "decided": decided.get(name, []),
+            }
+        )
+    lead = UI["skills_lead"](
+        lang,
+        rate=conf.SHADOW_RATE,
+        cap=conf.SHADOW_DAILY_TURNS,
+        today=evolution.turns_today(),
+        min=conf.PROMOTE_MIN,
+        margin=conf.PROMOTE_MARGIN,
+        max=conf.CANDIDATE_MAX_CASES,
+    )
+    return {
+        "lang": lang,
+        "ui": {key: text(lang) for key, text in UI.items()},
+        "is_staff": request.user.is_staff,
+        "cards": cards,
+        "lead": lead,
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def skills(request: HttpRequest) -> HttpResponse:
+    lang = _lang()
+    return render(request, "playground/skills.html", _skills_context(request, lang))
+
+
+def _author(request: HttpRequest) -> str:
+    return f"staff:{request.user.get_username() or request.user.pk}"
+
+
+@login_required
+@require_POST
+def skill_candidate(request: HttpRequest, name: str) -> HttpResponse:
+    """Staff write (or rewrite) a candidate beside the active version: one commit."""
+    _staff(request)
+    if name not in skills_repo.active():
+        raise Http404("no such skill")
+    try:
+        evolution.write_candidate(
+            name,
+            body=request.POST.get("body", ""),
+            reason=request.POST.get("reason", ""),
+            author=_author(request),
+        )
+    except ValueError as error:
+        context = _skills_context(request, _lang(), error=f"{name}: {error}")
+        return render(request, "playground/skills.html", context, status=400)
+    return redirect(reverse("settings-skills"))
+
+
+@login_required
+@require_POST
+def skill_kill(request: HttpRequest, name: str) -> HttpResponse:
+    _staff(request)
+    reason = request.POST.get("reason", "").strip()
+    if not reason or name not in skills_repo.active():
+        context = _skills_context(request, _lang(), error=f"{name}: {UI['reason'](_lang())}?")
+        return render(request, "playground/skills.html", context, status=400)
+    evolution.kill(name, reason=reason, author=_author(request))
+    return redirect(reverse("settings-skills"))

@@ -154,7 +154,7 @@ class Misses:
         if len(self.costly) >= settings.MISS_REPEAT:
             parts.append(
                 f"{len(self.costly)} of {self.runs} runs cost over "
-                f"{settings.MISS_TURNS_FACTOR}× the median of {self.median_turns} turns"
+                f"{settings.MISS_TURNS_FACTOR:g}× the median of {self.median_turns:g} turns"
             )
         return "; ".join(parts)
 
@@ -415,6 +415,7 @@ def conduct(case_id: int) -> ShadowCase | None:
         seconds=round(time.perf_counter() - started, 4),
     )
     case.agrees = agree(case.real_answer, replayed.answer)
+    _forget_answer(case)
     case.status = "done"
     case.finished_at = timezone.now()
     case.save(update_fields=["agrees", "status", "finished_at"])
@@ -422,7 +423,14 @@ def conduct(case_id: int) -> ShadowCase | None:
     return case
 
 
+def _forget_answer(case: ShadowCase) -> None:
+    """What the candidate's tools were given and gave back is its answer in the making (what it
+    would have written): once compared, only the facts stay — which tools, how long, refused."""
+    ToolCall.objects.filter(run=case.shadow_id).update(arguments={}, result=None)
+
+
 def _fail(case: ShadowCase, why: str) -> ShadowCase:
+    _forget_answer(case)
     case.status = "failed"
     case.error = why[:4000]
     case.finished_at = timezone.now()

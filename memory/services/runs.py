@@ -17,6 +17,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from memory.models import Architect, Run
@@ -91,20 +92,39 @@ def run_close(
     usages = [u for u in usages if u is not None]
     for name, value in facts.items():
         setattr(run, name, value)
+    counted = ()
     if usages:
-        run.model_turns = sum(u.turns for u in usages)
-        run.tokens_in = sum(u.tokens_in for u in usages)
-        run.tokens_out = sum(u.tokens_out for u in usages)
-        run.cache_read_tokens = sum(u.cache_read_tokens for u in usages)
-        run.cache_creation_tokens = sum(u.cache_creation_tokens for u in usages)
-        run.model_seconds = round(sum(u.seconds for u in usages), 3)
+        # Added to what the run already counts: a research job that ended before this close (a
+        # worker that was quick, or Celery's eager mode) has added its own calls.
+        counted = _COUNTERS
+        for name, value in (
+            ("model_turns", sum(u.turns for u in usages)),
+            ("tokens_in", sum(u.tokens_in for u in usages)),
+            ("tokens_out", sum(u.tokens_out for u in usages)),
+            ("cache_read_tokens", sum(u.cache_read_tokens for u in usages)),
+            ("cache_creation_tokens", sum(u.cache_creation_tokens for u in usages)),
+            ("model_seconds", round(sum(u.seconds for u in usages), 3)),
+        ):
+            setattr(run, name, F(name) + value)
         costs = [u.cost_usd for u in usages if u.cost_usd is not None]
         run.cost_usd = sum(costs) if costs else None
         run.thread = next((u.thread for u in reversed(usages) if u.thread), run.thread)
     run.status = "failed" if failed else "done"
     run.error = error[:4000]
     run.save()
+    if counted:
+        run.refresh_from_db(fields=list(counted))
     return run
+
+
+_COUNTERS = (
+    "model_turns",
+    "tokens_in",
+    "tokens_out",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "model_seconds",
+)
 
 
 def close_orphans() -> int:

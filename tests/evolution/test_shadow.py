@@ -185,5 +185,107 @@ def test_shadow_answers_never_appear_in_any_response(evolving, alice_api, settin
         )
     )
     assert CANDIDATE_SAYS not in json.dumps(named, ensure_ascii=False)
+    # Nor on any page: the stand, the skills page, the admin's runs and shadow cases.
+    from django.test import Client
+
+    from memory.models import User
+
+    keeper = User.objects.create_user("keeper", password="k", is_staff=True, is_superuser=True)
+    pages = Client()
+    pages.force_login(keeper)
+    for url in (
+        "/ru/settings",
+        "/ru/settings/skills",
+        "/admin/memory/run/",
+        f"/admin/memory/run/{shadow.pk}/change/",
+        "/admin/memory/shadowcase/",
+        f"/admin/memory/shadowcase/{shadow.shadow_case.pk}/change/",
+    ):
+        response = pages.get(url)
+        assert response.status_code == 200, url
+        assert CANDIDATE_SAYS not in response.content.decode(), url
     # The shadow's write tools would have written nothing either (checked in the tools' test).
     assert not ToolCall.objects.filter(run=shadow).exclude(tool="read_table").exists()
+
+
+def test_a_remember_is_replayed_and_its_candidate_writes_nothing(evolving, alice_api, settings):
+    from memory.models import ShapeEntry
+
+    settings.PROMOTE_MIN, settings.CANDIDATE_MAX_CASES = 50, 100
+    phrase = "У меня есть друг Миша"
+    evolving.script(
+        [
+            PARSE,
+            {
+                "match": "Запомни.*Миша",
+                "system_match": MARKER,
+                "tools": [
+                    {"name": "make_new_kind", "arguments": {"kind": "друг", "value": "Миша"}}
+                ],
+                "result": "Записал.",
+            },
+            {
+                "match": "Запомни.*Миша",
+                "tools": [
+                    {
+                        "name": "promote_to_list",
+                        "arguments": {"kind": "друзья", "items": [{"value": "Миша"}]},
+                    }
+                ],
+                "result": "Записал.",
+            },
+        ]
+    )
+    _open_candidate()
+    entries_before = ShapeEntry.objects.count()
+    answer = alice_api.remember(phrase)
+    (case,) = ShadowCase.objects.all()
+    assert str(case.run_id) == answer["run"] and case.status == "done"
+    assert case.real_answer["ids"] == ["друзья[]=миша"]
+    assert case.agrees is False  # it would have written «друг» = Миша, as a single value
+    (call,) = ToolCall.objects.filter(run=case.shadow)
+    # Compared, then forgotten: the fact of the call stays, what it would have written does not.
+    assert (call.tool, call.error, call.arguments, call.result) == ("make_new_kind", "", {}, None)
+    # The real remember grew the list «друзья»; the shadow's single value «друг» is nowhere.
+    assert not ShapeEntry.objects.filter(name="drug").exists()
+    assert ShapeEntry.objects.count() > entries_before
+    assert case.shadow.model_turns == 3 and case.run.model_turns == 3  # parse + turn + tool
+    assert CANDIDATE_SAYS not in json.dumps(answer, ensure_ascii=False)
+
+
+def test_a_research_is_replayed_with_a_deep_analysis_candidate(
+    fake_claude, alice, client_for, settings
+):
+    from memory.models import Research, Summary
+    from tests.levels import test_research as research
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.SHADOW_RATE, settings.SHADOW_DAILY_TURNS = 1.0, 1000
+    settings.PROMOTE_MIN, settings.CANDIDATE_MAX_CASES = 50, 100
+    friends = research.tell_friends(alice, client_for, settings)
+    body = skills_repo.active()["deep-analysis"].body + f"\n\n{MARKER}: ищи осторожнее."
+    evolution.write_candidate("deep-analysis", body=body, reason="r", author="staff:k")
+    fake_claude.script(
+        [
+            {
+                "match": "Неизвестное слово",
+                "system_match": MARKER,
+                "result": json.dumps(
+                    {"terms": ["Марс"], "found": False, "text": "", "basis": []},
+                    ensure_ascii=False,
+                ),
+            },
+            research._model_concludes(research.DENIS),
+            research.LEVEL2_EMPTY,
+        ]
+    )
+    answer = friends.recall(research.QUESTION, depth="extreme", wait=True)
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 5
+    cases = {c.candidate.skill: c for c in ShadowCase.objects.select_related("candidate")}
+    case = cases["deep-analysis"]
+    assert case.status == "done" and str(case.run_id) == answer["run"]
+    assert case.real_answer["found"] is True and case.agrees is False
+    assert case.shadow.skills == ["deep-analysis"] and case.shadow.model_turns == 1
+    assert case.run.model_turns >= 2  # the job's model calls reached the recall's run
+    assert Research.objects.count() == 1  # the replay opened no job
+    assert Summary.objects.count() == 1  # and relearned nothing

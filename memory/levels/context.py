@@ -21,7 +21,15 @@ class RecallContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def excluded(self, item: Any) -> bool:
-        """Did the caller already get this item (``previous_results``)?"""
+        """Did the caller already get this item (``previous_results``)? Or is it something a
+        shadow replay must not see: what was learned since the request it replays was asked."""
+        unseen = self.extra.get("unseen")
+        if unseen:
+            keys = (
+                {item} if isinstance(item, str) else {str(item.get(k) or "") for k in ("note", "id")}
+            )
+            if keys & unseen:
+                return True
         previous = self.extra.get("previous")
         return previous is not None and previous.excludes(item)
 

@@ -13,7 +13,7 @@ from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
 from memory.levels import research as research_level
-from memory.models import Research
+from memory.models import Research, Summary
 from memory.services import evolution, relearning
 from memory.services import previous as previous_service
 from memory.services import research as research_service
@@ -181,6 +181,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
                 "scope": ctx.scope,
                 "lang": lang,
                 "top": min(climb.depth_used, 4),
+                "asked_at": run.created_at.isoformat(),
                 "thread": parsed.get("thread") or "",
             },
             answer=lambda: answer_brief(final),
@@ -210,6 +211,13 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
         lang=request.get("lang", settings.MEMORY_LANG),
         run=run,
     )
+    # The memory as the real request saw it: a summary learned since (by that very run, say) is
+    # not there, or the candidate would answer from it at level 1 and never run.
+    if request.get("asked_at"):
+        learned = Summary.objects.filter(
+            architect=run.architect, created_at__gte=request["asked_at"]
+        ).values_list("pk", flat=True)
+        ctx.extra["unseen"] = {f"summaries:{pk}" for pk in learned}
     climb = ladder.climb(steps_for(ctx), top=min(int(request.get("top", 4)), 4), lang=ctx.lang)
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     return climb.final, usages, sorted({t for o in climb.outcomes for t in o.tools})

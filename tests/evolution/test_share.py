@@ -160,3 +160,12 @@ def test_a_shadow_runs_write_tools_write_nothing_and_record_what_they_would(alic
     assert "друзья" not in json.dumps(selectors.catalog_summary(alice), ensure_ascii=False)
     assert not ShapeEntry.objects.filter(architect=alice).exists()  # the shape did not grow
     assert evolution.writes_of(shadow) == evolution.brief(found=True, ids=["друзья[]=дима"])
+
+
+def test_a_replay_does_not_see_what_was_learned_since_the_request(alice):
+    from memory.levels.context import RecallContext
+
+    ctx = RecallContext(architect=alice, text="q", keywords=["q"], scope=[], lang="ru")
+    ctx.extra["unseen"] = {"summaries:s-1"}
+    assert ctx.excluded("summaries:s-1") and ctx.excluded({"id": "summaries:s-1"})
+    assert not ctx.excluded("summaries:s-2") and not ctx.excluded({"note": "n-1"})

@@ -74,7 +74,12 @@ def research_run(run_id: str) -> str:
     return done.status if done is not None else "unknown"
 
 
-@shared_task(name="memory.shadow_run", acks_late=True)
+@shared_task(
+    name="memory.shadow_run",
+    acks_late=True,
+    time_limit=settings.RESEARCH_HARD_SECONDS,  # a replayed research takes as long as research
+    soft_time_limit=settings.RESEARCH_SOFT_SECONDS,
+)
 def shadow_run(case_id: int) -> str:
     """Replay one real request with a candidate skill (PASSPORT.md «Эволюция навыков»); its
     answer is compared, never returned. Idempotent: a case already taken is left alone."""

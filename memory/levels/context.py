@@ -26,7 +26,9 @@ class RecallContext:
         unseen = self.extra.get("unseen")
         if unseen:
             keys = (
-                {item} if isinstance(item, str) else {str(item.get(k) or "") for k in ("note", "id")}
+                {item}
+                if isinstance(item, str)
+                else {str(item.get(k) or "") for k in ("note", "id")}
             )
             if keys & unseen:
                 return True

@@ -593,7 +593,12 @@ def watch() -> dict[str, Any]:
     """The periodic task: evaluate open candidates; for a skill with a repeated miss and no
     candidate, ask the model to write one (when a model is configured and the day's cap allows);
     without a model the skills page shows the miss to staff."""
-    report: dict[str, Any] = {"evaluated": {}, "missed": {}, "written": []}
+    report: dict[str, Any] = {"evaluated": {}, "missed": {}, "written": [], "abandoned": 0}
+    # A case no worker took (the broker lost it, the worker died) stops holding the day's turns.
+    stale = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS)
+    for case in ShadowCase.objects.filter(status__in=("queued", "running"), created_at__lt=stale):
+        _fail(case, "no worker finished this shadow case in time")
+        report["abandoned"] += 1
     for name in sorted(skills_repo.active()):
         candidate = open_candidate(name)
         if candidate is not None:

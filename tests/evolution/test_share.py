@@ -169,3 +169,23 @@ def test_a_replay_does_not_see_what_was_learned_since_the_request(alice):
     ctx.extra["unseen"] = {"summaries:s-1"}
     assert ctx.excluded("summaries:s-1") and ctx.excluded({"id": "summaries:s-1"})
     assert not ctx.excluded("summaries:s-2") and not ctx.excluded({"note": "n-1"})
+
+
+@pytest.mark.django_db
+def test_a_case_no_worker_finished_stops_holding_the_days_turns(alice, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.SHADOW_RATE, settings.RUN_STALE_SECONDS = 1.0, 3600
+    _candidate()
+    (run,) = _requests(alice, 1, turns=4)
+    (case,) = evolution.offer(run, request={"text": "x"}, answer=NOTHING)
+    assert evolution.turns_today() == 4
+    assert evolution.watch()["abandoned"] == 0  # young: a worker may still take it
+    ShadowCase.objects.filter(pk=case.pk).update(created_at=timezone.now() - timedelta(hours=2))
+    Run.objects.filter(pk=case.shadow_id).update(created_at=timezone.now() - timedelta(hours=2))
+    assert evolution.watch()["abandoned"] == 1
+    case.refresh_from_db()
+    assert case.status == "failed" and "no worker" in case.error
+    assert evolution.turns_today() == 0

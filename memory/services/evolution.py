@@ -494,26 +494,24 @@ def figures(candidate: SkillCandidate) -> dict[str, Any]:
     judged = [c for c in done if c.run.verdict in ("confirm", "reject")]
     active_won = sum(c.run.verdict == "confirm" for c in judged)
     candidate_won = sum((c.run.verdict == "confirm") == bool(c.agrees) for c in judged)
+
+    def side(won: int, runs: list[Run]) -> dict[str, Any]:
+        return {
+            "confirmed": won,
+            "rejected": len(judged) - won,
+            "pending": len(done) - len(judged),
+            "turns": _mean([r.model_turns for r in runs]),
+            "seconds": _mean([r.model_seconds for r in runs]),
+        }
+
     return {
         "cases": len(cases),
         "done": len(done),
         "failed": sum(c.status == "failed" for c in cases),
         "judged": len(judged),
         "agreed": sum(bool(c.agrees) for c in done),
-        "active": {
-            "confirmed": active_won,
-            "rejected": len(judged) - active_won,
-            "pending": len(done) - len(judged),
-            "turns": _mean([c.run.model_turns for c in done]),
-            "seconds": _mean([c.run.model_seconds for c in done]),
-        },
-        "candidate": {
-            "confirmed": candidate_won,
-            "rejected": len(judged) - candidate_won,
-            "pending": len(done) - len(judged),
-            "turns": _mean([c.shadow.model_turns for c in done]),
-            "seconds": _mean([c.shadow.model_seconds for c in done]),
-        },
+        "active": side(active_won, [c.run for c in done]),
+        "candidate": side(candidate_won, [c.shadow for c in done]),
     }
 
 

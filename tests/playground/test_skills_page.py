@@ -16,20 +16,6 @@ from memory.services import evolution
 URL = "/en/settings/skills"
 
 
-@pytest.fixture
-def browser(carol) -> Client:
-    client = Client()
-    client.force_login(carol)
-    return client
-
-
-@pytest.fixture
-def staff_browser(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def _page(client: Client) -> str:
     response = client.get(URL)
     assert response.status_code == 200

@@ -20,20 +20,6 @@ from memory.services import instruction
 URL = "/{lang}/settings?section=memory-test"
 
 
-@pytest.fixture
-def browser(carol) -> Client:
-    client = Client()
-    client.force_login(carol)
-    return client
-
-
-@pytest.fixture
-def staff_browser(staff) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def raw(response) -> dict:
     page = response.content.decode()
     start = page.index('<pre id="raw">') + len('<pre id="raw">')

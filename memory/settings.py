@@ -277,6 +277,13 @@ HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
 RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
 RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
 
+# Capture first (PASSPORT.md «Скорость и масштаб»): behind — remember answers once the note and
+# its keywords are committed (level 1 finds it at once); the vectors, the NER and the graph are
+# filled behind the answer by the worker from the outbox, vector writes batched (status
+# "queued"). inline — they are delivered in the request (status "written"), as tests and
+# retrieval benches that ask right after telling need.
+STORES_FILL = env.str("STORES_FILL", "behind", validate=lambda v: v in ("behind", "inline"))
+
 # The relearning cycle (PASSPORT.md «Цикл дообучения», fork 9): an answer found at level 4 or
 # above becomes an artifact object and a summary (tables, vectors, graph) so the same question
 # is answered at level 1 next time. sync: stored before the answer leaves (the ids and the

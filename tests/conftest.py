@@ -39,6 +39,9 @@ def _own_stores(tmp_path: Any, settings: Any) -> Any:
     # wait): a wait would sit out its whole bound. Tests of the wait itself run the job eagerly,
     # so it has ended before the wait begins.
     settings.RESEARCH_WAIT_SECONDS = 0
+    # Most tests ask right after telling, so the stores are filled in the request; capture
+    # first (the production default) has its own tests (tests/stores/test_capture_first.py).
+    settings.STORES_FILL = "inline"
     yield
     stores.reset()
 

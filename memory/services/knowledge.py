@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from memory import ner
 from memory import scope as scopes
 from memory.errors import MemoryServiceError
@@ -69,6 +71,20 @@ def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[O
 
 def note_graph(*, note: Note, run: Run | None) -> list[OutboxItem]:
     """The things the note names, linked to it, as one graph insert (none when it names none)."""
+    parts = _graph_parts(note)
+    if parts is None:
+        return []
+    return [outbox.graph_insert(architect=note.architect, run=run, **parts)]
+
+
+def note_graph_parts(note_id: str) -> dict[str, Any] | None:
+    """The graph insert of a note, computed at delivery (capture first: the NER runs behind the
+    answer). None when the note names nothing or is gone."""
+    note = Note.objects.filter(pk=note_id).first()
+    return _graph_parts(note) if note is not None else None
+
+
+def _graph_parts(note: Note) -> dict[str, Any] | None:
     named = note_entities(note)
     chunk = Chunk(id=note_chunk_id(note.pk), content=note.text)
     entities = [
@@ -91,16 +107,8 @@ def note_graph(*, note: Note, run: Run | None) -> list[OutboxItem]:
         for r in named.get("relations", [])
     ]
     if not (entities or relations):
-        return []
-    return [
-        outbox.graph_insert(
-            architect=note.architect,
-            chunks=[chunk],
-            entities=entities,
-            relations=relations,
-            run=run,
-        )
-    ]
+        return None
+    return {"chunks": [chunk], "entities": entities, "relations": relations}
 
 
 def complete_orphan(run: Run) -> int:
@@ -169,9 +177,18 @@ def deliver(items: list[OutboxItem]) -> dict[str, dict[str, Any]]:
     """Try each item now; report per store whether it is ``written``, ``queued`` (the store may
     answer later: it is replayed) or ``failed`` (put aside as dead, with the reason).
 
-    Never raises: the note is already committed, so no failure here may become an error answer."""
+    Never raises: the note is already committed, so no failure here may become an error answer.
+    Capture first (``STORES_FILL=behind``, the default): nothing is tried here — every item is
+    ``queued`` and handed to the worker at once, which delivers them in batches."""
     if not items:
         return {}
+    if settings.STORES_FILL == "behind":
+        report: dict[str, dict[str, Any]] = {}
+        for item in items:
+            entry = report.setdefault(item.store, {"status": "queued", "items": 0})
+            entry["items"] += 1
+        outbox.hand_over(delay=0.0)
+        return report
     try:
         result = outbox.drain(ids=[i.pk for i in items], force=True)
     except Exception as error:  # the owner unreachable, the database busy: all stay queued

@@ -35,6 +35,7 @@ from memory.services.notes import note_create
 from memory.services.runs import run_close
 from memory.shape import names
 from memory.shape.tools import TableChange, WriteReport, promote_to_list
+from memory.stores import outbox
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,10 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
     demanded = _table_demand(parsed, caller)
     text = parsed.get("text")
     terms = language.terms(text)
-    named = None if model.configured() else knowledge.named_by_ner(text)
+    # Without a model the offline NER names the note's things: in the request when the stores
+    # are filled in it, behind the answer (at delivery) when capture comes first.
+    behind = settings.STORES_FILL == "behind"
+    named = None if model.configured() or behind else knowledge.named_by_ner(text)
 
     with transaction.atomic():
         run = open_run("remember", parsed, caller)
@@ -236,6 +240,8 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
         # the vectors go now and the graph after the model's parse (the sweep completes it
         # from the NER if the process dies in between).
         pending = knowledge.note_to_stores(note=note, run=run, graph=named is not None)
+        if behind and not model.configured():
+            pending.append(outbox.graph_note(note=note, run=run))
         take_verdict(parsed, caller, run)
         record = (
             idempotency.reserve(

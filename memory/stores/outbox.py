@@ -100,6 +100,14 @@ def graph_insert(
     return enqueue(architect=architect, store="graph", op="insert", payload=payload, run=run)
 
 
+def graph_note(*, note: Any, run: Run | None) -> OutboxItem:
+    """The note's things, found at delivery (the offline NER runs behind the answer, not in it),
+    inserted into the graph linked to the note."""
+    return enqueue(
+        architect=note.architect, store="graph", op="note", payload={"note": str(note.pk)}, run=run
+    )
+
+
 class PermanentError(MemoryServiceError):
     """This item can never be delivered as it is (a malformed payload, an unknown operation)."""
 
@@ -107,12 +115,25 @@ class PermanentError(MemoryServiceError):
     retryable = False
 
 
+def _vector_items(item: OutboxItem) -> list[VectorItem]:
+    try:
+        return [VectorItem(**i) for i in item.payload["items"]]
+    except (KeyError, TypeError) as error:
+        raise PermanentError(f"malformed outbox payload: {error!r}") from error
+
+
 def _deliver(item: OutboxItem) -> None:
     payload = item.payload
     try:
         if item.store == "vectors" and item.op == "add":
-            batch = [VectorItem(**i) for i in payload["items"]]
+            batch = _vector_items(item)
             vectors().add(kind=payload["kind"], architect_id=item.architect_id, items=batch)
+        elif item.store == "graph" and item.op == "note":
+            from memory.services.knowledge import note_graph_parts
+
+            parts = note_graph_parts(payload["note"])
+            if parts is not None:
+                graph().insert(architect_id=item.architect_id, **parts)
         elif item.store == "graph" and item.op == "insert":
             chunks = [Chunk(**c) for c in payload["chunks"]]
             entities = [Entity(**e) for e in payload["entities"]]
@@ -221,17 +242,49 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
         query = query.filter(pk__in=list(ids))
     elif not force:
         query = query.filter(next_attempt_at__lte=timezone.now())
-    for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit]):
-        item = _claim(pk, force=force or ids is not None)
-        if item is None:
-            continue
-        try:
-            _deliver(item)
-        except Exception as error:  # classified, recorded, and the drain goes on
-            _settle(item, error, result)
+    claimed = [
+        item
+        for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
+        if (item := _claim(pk, force=force or ids is not None)) is not None
+    ]
+    # The vector writes of one architect and kind go as one batch: one embedding call for many
+    # notes (the model's cost is per call far more than per text).
+    batches: dict[tuple[int, str], list[OutboxItem]] = {}
+    for item in claimed:
+        if item.store == "vectors" and item.op == "add" and isinstance(item.payload, dict):
+            batches.setdefault((item.architect_id, str(item.payload.get("kind"))), []).append(item)
         else:
-            _settle(item, None, result)
+            _deliver_one(item, result)
+    for (architect_id, kind), items in batches.items():
+        _deliver_batch(architect_id, kind, items, result)
     return result
+
+
+def _deliver_one(item: OutboxItem, result: Drained) -> None:
+    try:
+        _deliver(item)
+    except Exception as error:  # classified, recorded, and the drain goes on
+        _settle(item, error, result)
+    else:
+        _settle(item, None, result)
+
+
+def _deliver_batch(architect_id: int, kind: str, items: list[OutboxItem], result: Drained) -> None:
+    """One embedding call and one upsert for many items; if the batch fails, each item is tried
+    on its own, so one bad item never holds the others back."""
+    if len(items) == 1:
+        _deliver_one(items[0], result)
+        return
+    try:
+        batch = [v for item in items for v in _vector_items(item)]
+        vectors().add(kind=kind, architect_id=architect_id, items=batch)  # type: ignore[arg-type]
+    except Exception:
+        log.warning("outbox: a batch of %s vector writes failed; trying each", len(items))
+        for item in items:
+            _deliver_one(item, result)
+        return
+    for item in items:
+        _settle(item, None, result)
 
 
 def requeue(ids: Iterable[int]) -> int:
@@ -258,7 +311,7 @@ def hand_over(delay: float = 0.0) -> None:
 
     def send() -> None:
         try:
-            app.send_task(REPLAY_TASK, countdown=max(1.0, delay))
+            app.send_task(REPLAY_TASK, countdown=max(0.0, delay))
         except Exception as error:  # the answer has been given; the sweep catches up
             log.warning("could not hand the outbox to Celery (the sweep will replay): %s", error)
 

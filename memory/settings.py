@@ -405,6 +405,10 @@ MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
 # never stop), and how long a drainer holds an item it is delivering before another may take it.
 OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
 OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
+# A drain of the whole queue delivers the vector batches, then the slower items (the graph's)
+# for at most this long, and leaves the rest to the next round: a note's vectors never wait
+# behind a long graph backlog.
+OUTBOX_ROUND_SECONDS = env.float("OUTBOX_ROUND_SECONDS", 1.0, validate=lambda v: v > 0)
 # The periodic sweep (Celery beat, started by `make run`): replays due outbox items, closes runs
 # whose process is gone or that are older than RUN_STALE_SECONDS (longer than any cycle), forgets
 # idempotency keys older than IDEMPOTENCY_TTL_HOURS.

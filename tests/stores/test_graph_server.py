@@ -49,14 +49,19 @@ def on_servers(settings):
     stores.reset()
 
 
-def test_level_3_on_the_server_makes_no_model_call(lightrag_server, on_servers, alice, client_for):
+def test_remember_and_level_3_on_the_server_make_no_model_call(
+    lightrag_server, on_servers, alice, client_for
+):
     on_servers({"alice": lightrag_server}, lightrag_server.api_key)
     api = client_for(alice)
+    calls_before = lightrag_server.llm_calls()
     for fact in (FACT, SECOND):
         stored = api.remember(fact)
         assert stored["stores"]["graph"]["status"] == "written"
     settle(lightrag_server)
-    calls_before = lightrag_server.llm_calls()
+    # A remember costs the server 0 model calls: the code's entities go through its graph
+    # endpoints, never through /documents/text (which would extract with its model).
+    assert lightrag_server.llm_calls() == calls_before
     answer = api.recall(QUESTION)
     assert answer["depth_used"] == 3
     assert answer["answer"]["found"] is True
@@ -116,3 +121,24 @@ def test_with_the_server_down_the_graph_write_is_queued_and_replayed_when_it_is_
     settle(lightrag_server)
     answer = api.recall(QUESTION)
     assert answer["depth_used"] == 3 and answer["answer"]["found"] is True  # nothing was lost
+
+
+def test_a_thing_named_by_two_notes_keeps_both_as_its_sources(
+    lightrag_server, on_servers, alice, client_for
+):
+    from memory.stores.graph import graph
+
+    on_servers({"alice": lightrag_server}, lightrag_server.api_key)
+    api = client_for(alice)
+    calls_before = lightrag_server.llm_calls()
+    first = api.remember(FACT)["stored"]["note"]
+    second = api.remember("Мой брат Антон живёт в Казани с женой.")["stored"]["note"]
+    context = graph().query(
+        architect_id=alice.pk, question="Антон", hl_keywords=["брат"], ll_keywords=["Антон"]
+    )
+    (anton,) = [e for e in context.entities if e["name"] == "Антон"]
+    assert anton["sources"] == [f"note-{first}", f"note-{second}"]  # merged, not refused
+    texts = {c["source"]: c["content"] for c in context.chunks}
+    assert texts[f"note-{first}"] == FACT  # the text comes back from the memory
+    assert "Казани" in texts[f"note-{second}"]
+    assert lightrag_server.llm_calls() == calls_before

@@ -72,14 +72,17 @@ def _report(title: str, outcomes: list[Outcome], capsys: pytest.CaptureFixture[s
         print("\n" + "\n".join(lines))
 
 
-def _client(served: Served, key: str, number: int, deadline: float) -> list[Outcome]:
+def _client(
+    served: Served, key: str, number: int, deadline: float, every: int = 3
+) -> list[Outcome]:
+    """One client: a remember every ``every``-th request, recalls between."""
     outcomes: list[Outcome] = []
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=served.url, headers=headers, timeout=REQUEST_TIMEOUT) as client:
         for n in range(PER_CLIENT_MAX):
             if time.monotonic() >= deadline:
                 break
-            if n % 3 == 0:
+            if n % every == 0:
                 verb, text = (
                     "remember",
                     f"Клиент {number}, заметка {n}: мой друг Дима живёт в Казани",
@@ -119,6 +122,41 @@ def test_fifty_clients_for_thirty_seconds_see_no_reset_and_no_5xx(
     # Every client was answered at least once, remembers and recalls alike.
     assert len(outcomes) >= CLIENTS
     assert {o.verb for o in outcomes} == {"remember", "recall"}
+
+
+LOAD_CLIENTS = 20
+LOAD_SECONDS = 60.0
+
+
+def test_twenty_clients_for_a_minute_one_remember_to_four_recalls_on_postgresql(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The production server (gunicorn, worker and beat by memory_run) on PostgreSQL, capture
+    first: throughput and p95 per verb are printed (figures, not bounds), errors must be 0."""
+    import os
+
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+        pytest.skip("the load run is the PostgreSQL leg's (DATABASE_URL=postgres://…)")
+    key = served.key("load-pg")
+    started = time.monotonic()
+    deadline = started + LOAD_SECONDS
+    with ThreadPoolExecutor(LOAD_CLIENTS) as pool:
+        runs = [
+            pool.submit(_client, served, key, number, deadline, 5) for number in range(LOAD_CLIENTS)
+        ]
+        outcomes = [
+            o for run in runs for o in run.result(timeout=LOAD_SECONDS + 2 * REQUEST_TIMEOUT)
+        ]
+    elapsed = time.monotonic() - started
+    _report(
+        f"{LOAD_CLIENTS} clients for {LOAD_SECONDS:.0f} s, 1 remember : 4 recalls, "
+        f"{len(outcomes) / elapsed:.1f} requests/s",
+        outcomes,
+        capsys,
+    )
+    assert [o for o in outcomes if o.status != 200] == [], served.tail()
+    remembers = sum(o.verb == "remember" for o in outcomes)
+    assert 0.15 <= remembers / len(outcomes) <= 0.25  # the declared mix held
 
 
 def _text_for_a_64_kb_body(limit: int, number: int) -> str:

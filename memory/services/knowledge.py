@@ -173,16 +173,17 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
     )
 
 
-def deliver(items: list[OutboxItem]) -> dict[str, dict[str, Any]]:
+def deliver(items: list[OutboxItem], *, now: bool = False) -> dict[str, dict[str, Any]]:
     """Try each item now; report per store whether it is ``written``, ``queued`` (the store may
     answer later: it is replayed) or ``failed`` (put aside as dead, with the reason).
 
     Never raises: the note is already committed, so no failure here may become an error answer.
     Capture first (``STORES_FILL=behind``, the default): nothing is tried here — every item is
-    ``queued`` and handed to the worker at once, which delivers them in batches."""
+    ``queued`` and handed to the worker at once, which delivers them in batches. ``now`` tries
+    them here whatever the setting (the relearning cycle's ``sync`` mode promises as much)."""
     if not items:
         return {}
-    if settings.STORES_FILL == "behind":
+    if settings.STORES_FILL == "behind" and not now:
         report: dict[str, dict[str, Any]] = {}
         for item in items:
             entry = report.setdefault(item.store, {"status": "queued", "items": 0})

@@ -407,7 +407,7 @@ def relearn(
         if not items:
             continue
         if mode == "sync":
-            stores[step] = knowledge.deliver(items)[items[0].store]
+            stores[step] = knowledge.deliver(items, now=True)[items[0].store]
         else:
             stores[step] = {"status": "queued", "items": len(items)}
     if mode != "sync":

@@ -115,3 +115,32 @@ def test_a_round_delivers_the_vectors_first_and_leaves_slow_items_to_the_next(
     for _ in range(3):  # each round delivers at least one: the queue always moves
         box.drain()
     assert not OutboxItem.objects.filter(status="queued").exists()
+
+
+def test_the_relearning_cycle_in_sync_mode_still_stores_before_it_answers(behind, settings):
+    """Capture first is remember's; RELEARNING=sync keeps its promise (PASSPORT.md «Цикл
+    дообучения»): the summary's vectors are written before the answer leaves."""
+    from memory.services import knowledge as k
+
+    settings.RELEARNING = "sync"
+    note = Note.objects.create(architect=_someone(), text="x", sender="t")
+    item = outbox.vectors_add(
+        architect=note.architect,
+        kind="summaries",
+        items=[VectorItem(id=str(note.pk), text="итог", payload={})],
+        run=None,
+    )
+    assert k.deliver([item])["vectors"]["status"] == "queued"  # remember's way: behind
+    again = outbox.vectors_add(
+        architect=note.architect,
+        kind="summaries",
+        items=[VectorItem(id=str(note.pk), text="итог", payload={})],
+        run=None,
+    )
+    assert k.deliver([again], now=True)["vectors"]["status"] == "written"
+
+
+def _someone():
+    from memory.models import Architect
+
+    return Architect.objects.create(name="someone")

@@ -62,6 +62,7 @@ class Drainer(threading.Thread):
         super().__init__(daemon=True)
         self.stop = threading.Event()
         self.rounds = 0
+        self.errors = 0
 
     def run(self) -> None:
         from django.db import connection
@@ -71,11 +72,16 @@ class Drainer(threading.Thread):
 
         try:
             while not self.stop.is_set():
-                if OutboxItem.objects.filter(status="queued").exists():
-                    outbox.drain(force=True)
-                    self.rounds += 1
-                else:
-                    time.sleep(0.02)
+                try:
+                    if OutboxItem.objects.filter(status="queued").exists():
+                        outbox.drain()
+                        self.rounds += 1
+                    else:
+                        time.sleep(0.02)
+                except Exception as error:  # as the worker's task is retried, so is this
+                    self.errors += 1
+                    print(f"  drainer: {type(error).__name__}: {error}", file=sys.stderr)
+                    time.sleep(0.5)
         finally:
             connection.close()
 

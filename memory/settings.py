@@ -409,6 +409,8 @@ OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
 # for at most this long, and leaves the rest to the next round: a note's vectors never wait
 # behind a long graph backlog.
 OUTBOX_ROUND_SECONDS = env.float("OUTBOX_ROUND_SECONDS", 1.0, validate=lambda v: v > 0)
+# The graph's items of one architect delivered as one insert, at most this many.
+GRAPH_BATCH = env.int("GRAPH_BATCH", 50, validate=lambda v: v >= 1)
 # The periodic sweep (Celery beat, started by `make run`): replays due outbox items, closes runs
 # whose process is gone or that are older than RUN_STALE_SECONDS (longer than any cycle), forgets
 # idempotency keys older than IDEMPOTENCY_TTL_HOURS.

@@ -123,28 +123,35 @@ def _vector_items(item: OutboxItem) -> list[VectorItem]:
         raise PermanentError(f"malformed outbox payload: {error!r}") from error
 
 
+def _graph_parts(item: OutboxItem) -> dict[str, list[Any]] | None:
+    """What one graph item inserts (a note's things are found now, by the NER, if not yet)."""
+    payload = item.payload
+    try:
+        if item.op == "note":
+            from memory.services.knowledge import note_graph_parts
+
+            return note_graph_parts(payload["note"])
+        if item.op == "insert":
+            return {
+                "chunks": [Chunk(**c) for c in payload["chunks"]],
+                "entities": [Entity(**e) for e in payload["entities"]],
+                "relations": [Relation(**r) for r in payload["relations"]],
+            }
+    except (KeyError, TypeError) as error:
+        raise PermanentError(f"malformed outbox payload: {error!r}") from error
+    raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
+
+
 def _deliver(item: OutboxItem) -> None:
     payload = item.payload
     try:
         if item.store == "vectors" and item.op == "add":
             batch = _vector_items(item)
             vectors().add(kind=payload["kind"], architect_id=item.architect_id, items=batch)
-        elif item.store == "graph" and item.op == "note":
-            from memory.services.knowledge import note_graph_parts
-
-            parts = note_graph_parts(payload["note"])
+        elif item.store == "graph":
+            parts = _graph_parts(item)
             if parts is not None:
                 graph().insert(architect_id=item.architect_id, **parts)
-        elif item.store == "graph" and item.op == "insert":
-            chunks = [Chunk(**c) for c in payload["chunks"]]
-            entities = [Entity(**e) for e in payload["entities"]]
-            relations = [Relation(**r) for r in payload["relations"]]
-            graph().insert(
-                architect_id=item.architect_id,
-                chunks=chunks,
-                entities=entities,
-                relations=relations,
-            )
         else:
             raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
     except (KeyError, TypeError) as error:
@@ -262,15 +269,53 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
     for (architect_id, kind), items in batches.items():
         _deliver_batch(architect_id, kind, items, result)
     # A round of the whole queue gives the slow items a time budget, so vectors told meanwhile
-    # wait for one round at most; what is left is released for the next round.
+    # wait for one round at most; what is left is released for the next round. The graph's
+    # items of one architect go as one insert (LightRAG embeds its chunks and things in one
+    # call), GRAPH_BATCH at a time.
     budget = None if ids is not None else time.monotonic() + settings.OUTBOX_ROUND_SECONDS
-    for n, item in enumerate(others):
+    groups: list[list[OutboxItem]] = []
+    for item in others:
+        last = groups[-1] if groups else None
+        if (
+            item.store == "graph"
+            and last is not None
+            and last[0].store == "graph"
+            and last[0].architect_id == item.architect_id
+            and len(last) < settings.GRAPH_BATCH
+        ):
+            last.append(item)
+        else:
+            groups.append([item])
+    for n, group in enumerate(groups):
         if budget is not None and time.monotonic() > budget:
-            left = [i.pk for i in others[n:]]
+            left = [i.pk for g in groups[n:] for i in g]
             OutboxItem.objects.filter(pk__in=left).update(claimed_until=None)
             break
-        _deliver_one(item, result)
+        if len(group) == 1 or group[0].store != "graph":
+            for item in group:
+                _deliver_one(item, result)
+        else:
+            _deliver_graph_batch(group, result)
     return result
+
+
+def _deliver_graph_batch(items: list[OutboxItem], result: Drained) -> None:
+    """One graph insert for many items; if it fails, each item is tried on its own."""
+    try:
+        merged: dict[str, list[Any]] = {"chunks": [], "entities": [], "relations": []}
+        for item in items:
+            parts = _graph_parts(item)
+            for key, values in (parts or {}).items():
+                merged[key] += values
+        if any(merged.values()):
+            graph().insert(architect_id=items[0].architect_id, **merged)
+    except Exception:
+        log.warning("outbox: a batch of %s graph inserts failed; trying each", len(items))
+        for item in items:
+            _deliver_one(item, result)
+        return
+    for item in items:
+        _settle(item, None, result)
 
 
 def _deliver_one(item: OutboxItem, result: Drained) -> None:

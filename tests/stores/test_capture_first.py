@@ -99,6 +99,7 @@ def test_a_round_delivers_the_vectors_first_and_leaves_slow_items_to_the_next(
     for i in range(3):
         alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
     settings.OUTBOX_ROUND_SECONDS = 0.001
+    settings.GRAPH_BATCH = 1  # one insert per item here; batches have their own test
     slow = box._deliver
 
     def slower(item):
@@ -144,3 +145,29 @@ def _someone():
     from memory.models import Architect
 
     return Architect.objects.create(name="someone")
+
+
+def test_the_graph_items_of_one_architect_go_as_one_insert(behind, alice_api, alice, monkeypatch):
+    from memory.stores import outbox as box
+
+    for i in range(4):
+        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
+    inserts: list[int] = []
+    real = box.graph
+
+    class Counting:
+        def insert(self, *, architect_id, chunks, entities, relations):
+            inserts.append(len(chunks))
+            return real().insert(
+                architect_id=architect_id, chunks=chunks, entities=entities, relations=relations
+            )
+
+    monkeypatch.setattr(box, "graph", Counting)
+    box.drain()
+    assert inserts == [4]  # four notes' things, one insert
+    assert not OutboxItem.objects.filter(status="queued").exists()
+    note = Note.objects.filter(architect=alice).first()
+    context = graph().query(
+        architect_id=alice.pk, question="Пётр", hl_keywords=["коллега"], ll_keywords=["Пётр Иванов"]
+    )
+    assert f"note-{note.pk}" in {c["source"] for c in context.chunks}

@@ -33,3 +33,31 @@ def test_level1_bench_runs_and_prints_ratios():
     lines = [line for line in result.stdout.splitlines() if line.strip().startswith("200")]
     assert len(lines) == 1
     assert lines[0].count("/") == 3  # three p50/p95 pairs
+
+
+def _run(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_capture_bench_runs_and_prints_remember_and_lag():
+    out = _run(
+        "bench/capture.py", "--facts", "30", "--checkpoints", "15,30", "--lag-seconds", "3",
+        "--skip-inline",
+    )  # fmt: skip
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("15 ", "30 "))]
+    assert [r[0] for r in rows] == ["15", "30"] and all(float(r[1]) > 0 for r in rows)
+    assert "findable by the vectors after p50" in out
+
+
+@pytest.mark.slow
+def test_scale_bench_runs_and_prints_a_table_and_the_growth():
+    out = _run("bench/scale.py", "--sizes", "20,40", "--architects-run", "2x10")
+    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "40")]
+    assert [(r[0], r[1]) for r in rows] == [("20", "1"), ("40", "1"), ("20", "2")]
+    assert all(float(r[8]) > 0 for r in rows)  # disk per 1k facts was measured
+    assert "remember p95 k=" in out and "standard@1" in out

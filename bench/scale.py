@@ -1,0 +1,188 @@
+"""The memory at the size a year of use produces: one command, one table (PASSPORT.md «Скорость и
+масштаб»).
+
+Each configuration runs in a fresh process and data folder: facts told through the HTTP stack
+in-process (capture first, a drainer thread standing in for the worker, as in bench/capture.py),
+then recalls. Per configuration it prints remember p50/p95 (the last 200 before the end), the
+fill lag (how long the stores took to catch up after the last answer), recall p50/p95 per level
+that answered (questions built from told facts, at standard and at deep), disk per 1k facts
+(the data folder, plus the database on PostgreSQL), and the RSS of the process (web, drainer
+and the embedded stores are one process here; with `make run` the worker is another). The last
+lines fit how each figure grows with the facts (the exponent of facts^k from the smallest to the
+largest size).
+
+    .venv/bin/python bench/scale.py                                  # 1k/10k/100k, SQLite
+    .venv/bin/python bench/scale.py --sizes 1000,3000 --architects-run 10x100
+    .venv/bin/python bench/scale.py --engine postgres --pg postgres://postgres@127.0.0.1:5432
+
+The real lightrag-server is measured by tests/stores/test_graph_server.py (0 model calls a
+remember); this harness uses the embedded graph unless LIGHTRAG_URL(S) are set in the
+environment, which it passes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _disk(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def run_one(facts: int, architects: int, engine: str, pg: str) -> dict:
+    """One configuration, in this (fresh) process. Returns its figures."""
+    os.environ["STORES_FILL"] = "behind"
+    os.environ["RELEARNING"] = "off"  # first asks: what is measured is finding, not learning
+    if engine == "postgres":
+        import psycopg
+
+        name = f"memory_bench_scale_{os.getpid()}"
+        with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        os.environ["DATABASE_URL"] = f"{pg}/{name}"
+    from capture import Drainer, _client, _pct, _remember, _texts
+    from common import setup_django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory.settings")
+    setup_django("scale")  # a fresh data folder of its own
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    from memory.models import OutboxItem
+
+    call_command("migrate", verbosity=0)
+    texts = _texts(facts)
+    clients = [_client(f"scale-{i}") for i in range(architects)]
+    drainer = Drainer()
+    drainer.start()
+    spent: list[float] = []
+    started = time.perf_counter()
+    for i, text in enumerate(texts):
+        seconds, _ = _remember(clients[i % architects], text)
+        spent.append(seconds)
+        if (i + 1) % 1000 == 0:
+            print(f"  {i + 1}/{facts} told", file=sys.stderr)
+    told = time.perf_counter()
+    while OutboxItem.objects.filter(status="queued").exists():
+        time.sleep(0.2)
+    lag = time.perf_counter() - told
+    drainer.stop.set()
+    drainer.join()
+    fill_seconds = time.perf_counter() - started
+
+    # Questions built from told facts: a told turn's content words (level 1 answers it), and
+    # the same at deep (the ladder may climb when the words are not enough).
+    from memory import language
+
+    by_level: dict[str, list[float]] = {}
+    step = max(1, facts // 100)
+    for n, text in enumerate(texts[::step][:100]):
+        words = " ".join(language.keywords(text.split(":", 1)[-1])[:6]) or text[:60]
+        client = clients[(n * step) % architects]
+        for depth in ("standard", "deep"):
+            t0 = time.perf_counter()
+            response = client.post("/api/v1/recall", {"text": words, "depth": depth}, format="json")
+            took = time.perf_counter() - t0
+            assert response.status_code == 200, response.content
+            level = response.json()["depth_used"]
+            by_level.setdefault(f"{depth}@{level}", []).append(took)
+
+    disk = _disk(Path(settings.DATA_DIR))
+    if engine == "postgres":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_database_size(current_database())")
+            disk += cursor.fetchone()[0]
+    window = spent[-200:]
+    return {
+        "engine": engine,
+        "facts": facts,
+        "architects": architects,
+        "remember_p50": statistics.median(window),
+        "remember_p95": _pct(window, 0.95),
+        "fill_seconds": fill_seconds,
+        "lag_seconds": lag,
+        "recall": {k: (statistics.median(v), _pct(v, 0.95), len(v)) for k, v in by_level.items()},
+        "disk_per_1k": disk / (facts / 1000),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "drainer_errors": drainer.errors,
+    }
+
+
+def _exponent(rows: list[dict], key) -> str:  # type: ignore[no-untyped-def]
+    first, last = rows[0], rows[-1]
+    a, b = key(first), key(last)
+    if not a or not b or first["facts"] == last["facts"]:
+        return "—"
+    return f"{math.log(b / a) / math.log(last['facts'] / first['facts']):.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="facts of one architect")
+    parser.add_argument(
+        "--architects-run", default="100x1000", help="ARCHITECTS x FACTS each, or 'none'"
+    )
+    parser.add_argument("--engine", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: facts,architects
+    args = parser.parse_args()
+    if args.one:
+        facts, architects = (int(x) for x in args.one.split(","))
+        print(json.dumps(run_one(facts, architects, args.engine, args.pg)))
+        return
+    plans = [(int(s), 1) for s in args.sizes.split(",") if s]
+    if args.architects_run != "none":
+        count, each = (int(x) for x in args.architects_run.split("x"))
+        plans.append((count * each, count))
+    rows = []
+    for facts, architects in plans:
+        print(f"{args.engine}: {facts} facts over {architects} architect(s)…", file=sys.stderr)
+        done = subprocess.run(
+            [sys.executable, __file__, "--engine", args.engine, "--pg", args.pg, "--one",
+             f"{facts},{architects}"],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(done.stderr[-3000:])
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"\ncores: {os.cpu_count()}; engine: {args.engine}; capture first (STORES_FILL=behind)")
+    print(
+        f"{'facts':>7} {'arch':>5} {'remember p50/p95 ms':>20} {'fill s':>7} {'lag s':>6} "
+        f"{'disk/1k MB':>10} {'RSS MB':>7}  recall p50/p95 ms (n) by depth@level"
+    )
+    for r in rows:
+        recalls = "; ".join(
+            f"{k} {v[0] * 1000:.0f}/{v[1] * 1000:.0f} ({v[2]})"
+            for k, v in sorted(r["recall"].items())
+        )
+        print(
+            f"{r['facts']:>7} {r['architects']:>5} {r['remember_p50'] * 1000:>9.1f} / "
+            f"{r['remember_p95'] * 1000:>7.1f} {r['fill_seconds']:>7.0f} {r['lag_seconds']:>6.1f} "
+            f"{r['disk_per_1k'] / 1e6:>10.2f} {r['rss_mb']:>7.0f}  {recalls}"
+        )
+    single = [r for r in rows if r["architects"] == 1]
+    if len(single) >= 2:
+        print(f"\ngrowth, facts^k from {single[0]['facts']} to {single[-1]['facts']}:")
+        print(f"  remember p95 k={_exponent(single, lambda r: r['remember_p95'])}")
+        print(f"  disk k={_exponent(single, lambda r: r['disk_per_1k'] * r['facts'])}")
+        print(f"  RSS k={_exponent(single, lambda r: r['rss_mb'])}")
+        for key in sorted(set(single[0]["recall"]) & set(single[-1]["recall"])):
+            print(f"  recall {key} p50 k={_exponent(single, lambda r, k=key: r['recall'][k][0])}")
+
+
+if __name__ == "__main__":
+    main()

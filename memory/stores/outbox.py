@@ -300,22 +300,17 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
 
 
 def _deliver_graph_batch(items: list[OutboxItem], result: Drained) -> None:
-    """One graph insert for many items; if it fails, each item is tried on its own."""
-    try:
+    """One graph insert for many items."""
+
+    def insert() -> None:
         merged: dict[str, list[Any]] = {"chunks": [], "entities": [], "relations": []}
         for item in items:
-            parts = _graph_parts(item)
-            for key, values in (parts or {}).items():
+            for key, values in (_graph_parts(item) or {}).items():
                 merged[key] += values
         if any(merged.values()):
             graph().insert(architect_id=items[0].architect_id, **merged)
-    except Exception:
-        log.warning("outbox: a batch of %s graph inserts failed; trying each", len(items))
-        for item in items:
-            _deliver_one(item, result)
-        return
-    for item in items:
-        _settle(item, None, result)
+
+    _as_batch(items, insert, result)
 
 
 def _deliver_one(item: OutboxItem, result: Drained) -> None:
@@ -328,16 +323,27 @@ def _deliver_one(item: OutboxItem, result: Drained) -> None:
 
 
 def _deliver_batch(architect_id: int, kind: str, items: list[OutboxItem], result: Drained) -> None:
-    """One embedding call and one upsert for many items; if the batch fails, each item is tried
-    on its own, so one bad item never holds the others back."""
+    """One embedding call and one upsert for many items."""
+
+    def add() -> None:
+        batch = [v for item in items for v in _vector_items(item)]
+        vectors().add(kind=kind, architect_id=architect_id, items=batch)  # type: ignore[arg-type]
+
+    _as_batch(items, add, result)
+
+
+def _as_batch(items: list[OutboxItem], act: Any, result: Drained) -> None:
+    """Deliver many items by one act; if it fails, each item is tried on its own, so one bad
+    item never holds the others back."""
     if len(items) == 1:
         _deliver_one(items[0], result)
         return
     try:
-        batch = [v for item in items for v in _vector_items(item)]
-        vectors().add(kind=kind, architect_id=architect_id, items=batch)  # type: ignore[arg-type]
+        act()
     except Exception:
-        log.warning("outbox: a batch of %s vector writes failed; trying each", len(items))
+        log.warning(
+            "outbox: a batch of %s %s items failed; trying each", len(items), items[0].store
+        )
         for item in items:
             _deliver_one(item, result)
         return

@@ -213,6 +213,111 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
         )
 
 
+def run_notes(sizes: list[int], repeats: int) -> None:
+    """Level 1 over the notes' full-text index (issue «speed and scale»: 1k/10k/100k notes of
+    one architect, LoCoMo's turns cycled), against a bare indexed SELECT of the notes it
+    returns; and how many queries one level-1 search makes."""
+    import json
+
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory import language
+    from memory.levels import RecallContext
+    from memory.levels import tables as level1
+    from memory.models import Architect, Note, NoteKeyword
+
+    locomo = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+    turns = [
+        turn["text"]
+        for sample in json.loads(locomo.read_text())
+        for key, session in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
+    print(f"\n-- notes ({connection.vendor}): level 1 on the full-text index --")
+    print(
+        f"{'notes':>7} {'returned':>8} {'queries':>7} | {'baseline p50/p95 ms':>20} | "
+        f"{'level1 p50/p95 ms':>18} {'×':>6}"
+    )
+    for size in sizes:
+        call_command("flush", interactive=False, verbosity=0)
+        architect = Architect.objects.create(name="notes-bench")
+        notes, postings = [], []
+        for i in range(size):
+            text = turns[i % len(turns)]
+            terms = language.terms(text)
+            note = Note(architect=architect, text=text, sender="bench", length=len(terms))
+            note.talk = note.pk
+            notes.append(note)
+            counts: dict[str, int] = {}
+            for term in terms:
+                counts[term] = counts.get(term, 0) + 1
+            postings += [
+                NoteKeyword(architect=architect, note=note, lemma=lemma[:64], own=n)
+                for lemma, n in counts.items()
+            ]
+        Note.objects.bulk_create(notes, batch_size=2000)
+        NoteKeyword.objects.bulk_create(postings, batch_size=5000)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+        question = turns[(size // 2) % len(turns)]
+        ctx = RecallContext(
+            architect=architect,
+            text=question,
+            keywords=language.keywords(question),
+            scope=[],
+            lang="en",
+        )
+        with CaptureQueriesContext(connection) as captured:
+            answer = level1.search(ctx)
+        returned = [
+            str(i.get("note"))
+            for i in (answer.data or {}).get("notes", []) or answer.candidates
+            if i.get("note")
+        ]
+        if not returned:
+            print(f"{size:>7} {0:>8}: level 1 returned no note; nothing to compare")
+            continue
+        table = Note._meta.db_table
+        placeholders = ", ".join(["%s"] * len(returned))
+        # By primary key alone: the architect's own index would lead the planner to scan.
+        sql = f'SELECT "id", "text", "scope", "created_at" FROM "{table}" WHERE "id" IN ({placeholders})'
+
+        ids = [
+            Note._meta.pk.get_db_prep_value(Note._meta.pk.to_python(r), connection)
+            for r in returned
+        ]
+
+        def baseline(sql: str = sql, ids: list = ids) -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, ids)
+                return len(cursor.fetchall())
+
+        assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
+
+        def timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
+            for _ in range(3):
+                fn()
+            out = []
+            for _ in range(n):
+                started = time.perf_counter()
+                fn()
+                out.append((time.perf_counter() - started) * 1000)
+            return out
+
+        base = timed(baseline, repeats)
+        lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
+        b50, b95 = statistics.median(base), percentile(base, 95)
+        l50, l95 = statistics.median(lvl), percentile(lvl, 95)
+        print(
+            f"{size:>7} {len(returned):>8} {len(captured.captured_queries):>7} | "
+            f"{b50:>9.3f} / {b95:>8.3f} | {l50:>8.2f} / {l95:>7.2f} {l50 / b50:>6.0f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -242,6 +347,7 @@ def main() -> None:
             )
         return
     run_engine(args.engine, sizes, args.repeats, args.pg)
+    run_notes(sizes, max(5, args.repeats // 4))
 
 
 if __name__ == "__main__":

@@ -31,8 +31,10 @@ def test_level1_bench_runs_and_prints_ratios():
     )
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.strip().startswith("200")]
-    assert len(lines) == 1
+    assert len(lines) == 2  # the grown tables, then the notes' full-text index
     assert lines[0].count("/") == 3  # three p50/p95 pairs
+    notes = lines[1].split()
+    assert lines[1].count("/") == 2 and int(notes[2]) >= 1  # the queries one search made
 
 
 def _run(*args: str) -> str:

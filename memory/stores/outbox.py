@@ -255,48 +255,45 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
         for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
         if (item := _claim(pk, force=force or ids is not None)) is not None
     ]
-    # The vector writes of one architect and kind go as one batch: one embedding call for many
-    # notes (the model's cost is per call far more than per text).
-    # The vectors go first: they make a note findable by meaning (level 4); the graph's inserts,
-    # one by one and dearer (the NER, LightRAG), follow.
-    batches: dict[tuple[int, str], list[OutboxItem]] = {}
-    others = []
+    # Vector writes of one architect and kind go as one batch (VECTOR_BATCH at most: one call
+    # of an embedding server for many notes), and first: they make a note findable by meaning
+    # (level 4). The graph's items of one architect follow as one insert (GRAPH_BATCH at most),
+    # then the rest. A round of the whole queue has a time budget: once it is spent, what was
+    # not begun is released for the next round, so what is told meanwhile never waits behind a
+    # long backlog.
+    vector_groups: dict[tuple[int, str], list[OutboxItem]] = {}
+    graph_groups: dict[int, list[OutboxItem]] = {}
+    singles: list[list[OutboxItem]] = []
     for item in claimed:
         if item.store == "vectors" and item.op == "add" and isinstance(item.payload, dict):
-            batches.setdefault((item.architect_id, str(item.payload.get("kind"))), []).append(item)
+            key = (item.architect_id, str(item.payload.get("kind")))
+            vector_groups.setdefault(key, []).append(item)
+        elif item.store == "graph":
+            graph_groups.setdefault(item.architect_id, []).append(item)
         else:
-            others.append(item)
-    for (architect_id, kind), items in batches.items():
-        _deliver_batch(architect_id, kind, items, result)
-    # A round of the whole queue gives the slow items a time budget, so vectors told meanwhile
-    # wait for one round at most; what is left is released for the next round. The graph's
-    # items of one architect go as one insert (LightRAG embeds its chunks and things in one
-    # call), GRAPH_BATCH at a time.
+            singles.append([item])
+    groups = [
+        *_chunked(vector_groups.values(), settings.VECTOR_BATCH),
+        *_chunked(graph_groups.values(), settings.GRAPH_BATCH),
+        *singles,
+    ]
     budget = None if ids is not None else time.monotonic() + settings.OUTBOX_ROUND_SECONDS
-    groups: list[list[OutboxItem]] = []
-    for item in others:
-        last = groups[-1] if groups else None
-        if (
-            item.store == "graph"
-            and last is not None
-            and last[0].store == "graph"
-            and last[0].architect_id == item.architect_id
-            and len(last) < settings.GRAPH_BATCH
-        ):
-            last.append(item)
-        else:
-            groups.append([item])
     for n, group in enumerate(groups):
-        if budget is not None and time.monotonic() > budget:
+        if n and budget is not None and time.monotonic() > budget:
             left = [i.pk for g in groups[n:] for i in g]
             OutboxItem.objects.filter(pk__in=left).update(claimed_until=None)
             break
-        if len(group) == 1 or group[0].store != "graph":
-            for item in group:
-                _deliver_one(item, result)
-        else:
+        if group[0].store == "vectors" and group[0].op == "add":
+            _deliver_batch(group[0].architect_id, str(group[0].payload.get("kind")), group, result)
+        elif group[0].store == "graph":
             _deliver_graph_batch(group, result)
+        else:
+            _deliver_one(group[0], result)
     return result
+
+
+def _chunked(lists: Any, size: int) -> list[list[OutboxItem]]:
+    return [items[k : k + size] for items in lists for k in range(0, len(items), size)]
 
 
 def _deliver_graph_batch(items: list[OutboxItem], result: Drained) -> None:

@@ -195,6 +195,7 @@ def main() -> None:
     parser.add_argument("--skip-inline", action="store_true", help="no baseline fill")
     args = parser.parse_args()
     checkpoints = [int(c) for c in args.checkpoints.split(",") if c]
+    os.environ.pop("DATABASE_URL", None)  # embedded defaults: SQLite in its own data folder
     setup_django("capture")
     from django.core.management import call_command
 

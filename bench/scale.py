@@ -46,7 +46,9 @@ def run_one(facts: int, architects: int, engine: str, pg: str) -> dict:
     """One configuration, in this (fresh) process. Returns its figures."""
     os.environ["STORES_FILL"] = "behind"
     os.environ["RELEARNING"] = "off"  # first asks: what is measured is finding, not learning
-    if engine == "postgres":
+    if engine == "sqlite":  # its own file in its own data folder, whatever the caller's is
+        os.environ.pop("DATABASE_URL", None)
+    else:
         import psycopg
 
         name = f"memory_bench_scale_{os.getpid()}"

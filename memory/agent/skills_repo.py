@@ -23,7 +23,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import yaml
 from django.conf import settings
@@ -272,14 +271,6 @@ class Change:
     at: datetime
     author: str
     message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "sha": self.sha,
-            "at": self.at.isoformat(),
-            "author": self.author,
-            "message": self.message,
-        }
 
 
 def history(name: str | None = None, limit: int = 100) -> list[Change]:

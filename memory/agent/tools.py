@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, validate_call
 
 from memory.errors import MemoryServiceError
 from memory.models import Architect, Run, ShapeEntry, ToolCall
+from memory.models.runs import EVOLVE, SHADOW
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.shape.claims import Claim
@@ -279,7 +280,7 @@ def write_candidate(
     from memory.services import evolution
 
     scope = current()
-    if scope.run is None or scope.run.verb != "evolve":
+    if scope.run is None or scope.run.verb != EVOLVE:
         raise ToolRefused("write_candidate serves only the memory's own evolution runs")
     try:
         candidate = evolution.write_candidate(skill, body=body, reason=reason, author="model")
@@ -380,7 +381,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def _in_shadow(scope: Scope) -> bool:
-    return scope.run is not None and scope.run.channel == "shadow"
+    return scope.run is not None and scope.run.channel == SHADOW
 
 
 def _dry(tool: AgentTool) -> Callable[..., dict[str, Any]]:

@@ -8,7 +8,8 @@ from django.db import models
 from django.utils import timezone
 
 # "evolve": the model writing a candidate skill (a shadow-channel run: it answers nobody).
-VERBS = [("remember", "remember"), ("recall", "recall"), ("evolve", "evolve")]
+EVOLVE = "evolve"
+VERBS = [("remember", "remember"), ("recall", "recall"), (EVOLVE, EVOLVE)]
 STATUSES = [("running", "running"), ("done", "done"), ("failed", "failed")]
 VERDICTS = [("confirm", "confirm"), ("reject", "reject")]
 

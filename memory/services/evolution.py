@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import timedelta
 from fractions import Fraction
 from typing import Any
@@ -41,17 +41,25 @@ from memory.agent import tools as agent_tools
 from memory.i18n import Text
 from memory.model.base import ModelError, ModelResult, ToolScope
 from memory.models import Architect, Run, ShadowCase, SkillCandidate, ToolCall
-from memory.models.runs import SHADOW
+from memory.models.runs import EVOLVE, SHADOW
 from memory.services.runs import process_tag, run_close
 
 log = logging.getLogger(__name__)
 
-# The skills a shadow run can replay, by the verb whose model part used them. The other skills
-# (the graph's, the relearning cycle's, this one's) run in no replayable model call of their own.
-REPLAYS: dict[str, tuple[str, ...]] = {
-    "remember": ("use-tables", "naming"),
-    "recall": ("use-tables", "deep-analysis"),
-}
+
+def replays() -> dict[str, tuple[str, ...]]:
+    """The skills a shadow run can replay, by the verb whose model part used them — read from
+    the model calls themselves (remember's turn, level 2, level 5), never listed twice. The
+    other skills (the graph's, the relearning cycle's, this one's) run in no replayable call."""
+    from memory.levels import model as model_level
+    from memory.services import remember, research
+
+    return {
+        "remember": tuple(remember.SKILLS),
+        "recall": (*model_level.SKILLS, research.SKILL),
+    }
+
+
 EVOLVE_SKILL = "evolve-skill"
 
 _shadow: ContextVar[bool] = ContextVar("memory_in_shadow", default=False)
@@ -72,7 +80,7 @@ def _shadowing() -> Any:
 
 
 def replayable(skill: str) -> bool:
-    return any(skill in names for names in REPLAYS.values())
+    return any(skill in names for names in replays().values())
 
 
 # --- answers in brief, and agreement ----------------------------------------------------------
@@ -141,9 +149,6 @@ class Misses:
     def repeated(self) -> bool:
         least = settings.MISS_REPEAT
         return max(len(self.rejected), len(self.empty), len(self.costly)) >= least
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "repeated": self.repeated}
 
     def reason(self) -> str:
         parts = []
@@ -306,7 +311,7 @@ def _offer(
         return []  # a request continuing a conversation cannot be replayed without joining it
     cases = []
     for name in skills if skills is not None else run.skills or []:
-        if name not in REPLAYS.get(run.verb, ()):
+        if name not in replays().get(run.verb, ()):
             continue
         with transaction.atomic():
             candidate = (
@@ -632,7 +637,7 @@ def _ask_model_to_write(skill: str, seen: Misses) -> SkillCandidate | None:
         return None
     writer = Run.objects.create(
         architect=architect,
-        verb="evolve",
+        verb=EVOLVE,
         text=f"write a candidate for {skill}: {seen.reason()}",
         caller="memory",
         channel=SHADOW,

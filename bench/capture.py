@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, setup_django  # noqa: E402
+from common import ROOT, percentile, setup_django  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
@@ -48,11 +48,6 @@ def _texts(limit: int) -> list[str]:
         if not texts:
             raise SystemExit(f"no turns in {LOCOMO}")
     return texts[:limit]
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 class Drainer(threading.Thread):
@@ -123,7 +118,7 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
                 seconds.append(spent)
                 if i in checkpoints:
                     window = seconds[-200:]
-                    out[i] = (statistics.median(window), _pct(window, 0.95))
+                    out[i] = (statistics.median(window), percentile(window, 95))
                     print(
                         f"  {mode}: {i} facts: remember p50 {out[i][0] * 1000:.1f} ms, "
                         f"p95 {out[i][1] * 1000:.1f} ms",
@@ -227,8 +222,8 @@ def main() -> None:
     print(
         f"\nlag at a steady {args.rate:g} remembers/s for {args.lag_seconds:g} s "
         f"({len(lags)} notes): answer p50 {statistics.median(spent) * 1000:.1f} ms, "
-        f"p95 {_pct(spent, 0.95) * 1000:.1f} ms; findable by the vectors after "
-        f"p50 {statistics.median(lags):.2f} s, p95 {_pct(lags, 0.95):.2f} s"
+        f"p95 {percentile(spent, 95) * 1000:.1f} ms; findable by the vectors after "
+        f"p50 {statistics.median(lags):.2f} s, p95 {percentile(lags, 95):.2f} s"
     )
 
 

@@ -30,3 +30,25 @@ def has_cyrillic(text: str) -> bool:
 
 def pct(value: float) -> str:
     return f"{value * 100:.1f}%"
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile (0–100) of the values, nearest rank; NaN for none."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def timed(fn, n: int, warmup: int = 3) -> list[float]:  # type: ignore[no-untyped-def]
+    """Milliseconds of ``n`` calls of ``fn`` after ``warmup`` unmeasured ones."""
+    import time
+
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(n):
+        started = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - started) * 1000)
+    return out

@@ -22,10 +22,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import percentile, timed  # noqa: E402
+
 ROLES = [
     "продакт-менеджер",
     "менеджер",
@@ -41,11 +44,6 @@ ROLES = [
 NAMES = ["Юля", "Дима", "Миша", "Оля", "Катя", "Петя", "Саша", "Лена", "Игорь", "Нина"]
 ARCHITECTS = 100
 QUESTION = "Кто у меня в команде продакт-менеджер?"
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
@@ -192,18 +190,8 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
                 cursor.execute(sql, [alice.pk, *returned])
                 cursor.fetchall()
 
-        def timed(fn, n: int) -> list[float]:
-            for _ in range(5):
-                fn()
-            out = []
-            for _ in range(n):
-                started = time.perf_counter()
-                fn()
-                out.append((time.perf_counter() - started) * 1000)
-            return out
-
-        base = timed(baseline, repeats)
-        lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
+        base = timed(baseline, repeats, warmup=5)
+        lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats, warmup=5)
         full = timed(lambda caller=caller: recall(caller=caller, data={"text": QUESTION}), repeats)
         b50, b95 = statistics.median(base), percentile(base, 95)
         l50, l95 = statistics.median(lvl), percentile(lvl, 95)
@@ -297,16 +285,6 @@ def run_notes(sizes: list[int], repeats: int) -> None:
                 return len(cursor.fetchall())
 
         assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
-
-        def timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
-            for _ in range(3):
-                fn()
-            out = []
-            for _ in range(n):
-                started = time.perf_counter()
-                fn()
-                out.append((time.perf_counter() - started) * 1000)
-            return out
 
         base = timed(baseline, repeats)
         lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)

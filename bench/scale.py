@@ -55,8 +55,8 @@ def run_one(facts: int, architects: int, engine: str, pg: str) -> dict:
         with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         os.environ["DATABASE_URL"] = f"{pg}/{name}"
-    from capture import Drainer, _client, _pct, _remember, _texts
-    from common import setup_django
+    from capture import Drainer, _client, _remember, _texts
+    from common import percentile, setup_django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory.settings")
     setup_django("scale")  # a fresh data folder of its own
@@ -114,10 +114,12 @@ def run_one(facts: int, architects: int, engine: str, pg: str) -> dict:
         "facts": facts,
         "architects": architects,
         "remember_p50": statistics.median(window),
-        "remember_p95": _pct(window, 0.95),
+        "remember_p95": percentile(window, 95),
         "fill_seconds": fill_seconds,
         "lag_seconds": lag,
-        "recall": {k: (statistics.median(v), _pct(v, 0.95), len(v)) for k, v in by_level.items()},
+        "recall": {
+            k: (statistics.median(v), percentile(v, 95), len(v)) for k, v in by_level.items()
+        },
         "disk_per_1k": disk / (facts / 1000),
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "drainer_errors": drainer.errors,

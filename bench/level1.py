@@ -1,11 +1,14 @@
 """Level-1 recall latency over the grown tables, against a bare parameterised SELECT.
 
-For each size (rows in one grown list table, shared by 100 architects) it times, in the same
-process and on the same rows:
-  - baseline: one parameterised SELECT of exactly the rows the recall returns;
-  - level 1:  the level-1 search alone (lemmas, catalog, value index, notes, row SELECTs);
-  - recall:   the whole recall service (parameters, run record, the ladder).
-and prints p50/p95 in milliseconds and the ratios to the baseline.
+For each size (rows in one grown list table, shared by 100 architects; then notes of one
+architect on the full-text index) it times, in the same process and on the same rows:
+  - baseline:  one parameterised SELECT of exactly the rows level 1 returns, by their keys;
+  - statement: level 1's one look at its indexes (``memory.services.lookup``), the SQL bare;
+  - level 1:   the level-1 search alone (that statement, the rows of a table that answers, the
+               ranking's lifts, the answer built);
+  - recall:    the whole recall service (parameters, run record, the ladder).
+and prints p50/p95 in milliseconds, the ratios of p50 to the baseline, and how many queries
+one level-1 search makes.
 
     .venv/bin/python bench/level1.py                    # SQLite and PostgreSQL, 1k/10k/100k
     .venv/bin/python bench/level1.py --engine sqlite --sizes 1000,10000
@@ -69,6 +72,7 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
     from memory import language
     from memory.auth import Caller
@@ -80,9 +84,7 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
     from memory.shape.tools import promote_to_list
 
     print(f"\n== {engine} ({connection.vendor}) ==")
-    print(
-        f"{'rows':>7} {'returned':>8} | {'baseline p50/p95 ms':>20} | {'level1 p50/p95 ms':>18} {'×':>6} | {'recall p50/p95 ms':>18} {'×':>6}"
-    )
+    _header("rows", recall=True)
     for size in sizes:
         call_command("flush", interactive=False, verbosity=0)
         call_command("migrate", verbosity=0)
@@ -168,7 +170,8 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
             scope=[],
             lang="ru",
         )
-        answer = level1.search(ctx)
+        with CaptureQueriesContext(connection) as captured:
+            answer = level1.search(ctx)
         returned = [r["row"] for r in answer.data["tables"][0]["rows"]]
         expected = list(
             model.objects.filter(architect_id=alice.pk, v_rol=ROLES[0]).values_list("pk", flat=True)
@@ -191,14 +194,10 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
                 cursor.fetchall()
 
         base = timed(baseline, repeats, warmup=5)
+        bare = timed(_statement(ctx, level1.SEARCHED), repeats, warmup=5)
         lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats, warmup=5)
         full = timed(lambda caller=caller: recall(caller=caller, data={"text": QUESTION}), repeats)
-        b50, b95 = statistics.median(base), percentile(base, 95)
-        l50, l95 = statistics.median(lvl), percentile(lvl, 95)
-        r50, r95 = statistics.median(full), percentile(full, 95)
-        print(
-            f"{total:>7} {len(returned):>8} | {b50:>9.3f} / {b95:>8.3f} | {l50:>8.2f} / {l95:>7.2f} {l50 / b50:>6.0f} | {r50:>8.2f} / {r95:>7.2f} {r50 / b50:>6.0f}"
-        )
+        _row(total, len(returned), len(captured.captured_queries), base, bare, lvl, full)
 
 
 def run_notes(sizes: list[int], repeats: int) -> None:
@@ -215,6 +214,7 @@ def run_notes(sizes: list[int], repeats: int) -> None:
     from memory.levels import RecallContext
     from memory.levels import tables as level1
     from memory.models import Architect, Note, NoteKeyword
+    from memory.services.notes import recount
 
     locomo = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
     turns = [
@@ -225,10 +225,7 @@ def run_notes(sizes: list[int], repeats: int) -> None:
         for turn in session
     ]
     print(f"\n-- notes ({connection.vendor}): level 1 on the full-text index --")
-    print(
-        f"{'notes':>7} {'returned':>8} {'queries':>7} | {'baseline p50/p95 ms':>20} | "
-        f"{'level1 p50/p95 ms':>18} {'×':>6}"
-    )
+    _header("notes", recall=False)
     for size in sizes:
         call_command("flush", interactive=False, verbosity=0)
         architect = Architect.objects.create(name="notes-bench")
@@ -248,6 +245,7 @@ def run_notes(sizes: list[int], repeats: int) -> None:
             ]
         Note.objects.bulk_create(notes, batch_size=2000)
         NoteKeyword.objects.bulk_create(postings, batch_size=5000)
+        recount(architect.pk)  # written around note_create: its statistics, counted once
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
@@ -287,13 +285,51 @@ def run_notes(sizes: list[int], repeats: int) -> None:
         assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
 
         base = timed(baseline, repeats)
+        bare = timed(_statement(ctx, level1.SEARCHED), repeats)
         lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
-        b50, b95 = statistics.median(base), percentile(base, 95)
-        l50, l95 = statistics.median(lvl), percentile(lvl, 95)
-        print(
-            f"{size:>7} {len(returned):>8} {len(captured.captured_queries):>7} | "
-            f"{b50:>9.3f} / {b95:>8.3f} | {l50:>8.2f} / {l95:>7.2f} {l50 / b50:>6.0f}"
-        )
+        _row(size, len(returned), len(captured.captured_queries), base, bare, lvl)
+
+
+def _statement(ctx, limit: int):  # type: ignore[no-untyped-def]
+    """Level 1's one statement, executed and fetched bare (no JSON read, no answer built)."""
+    from django.db import connection
+
+    from memory.services import lookup
+
+    sql, params = lookup.statement(
+        ctx.architect, ctx.keywords, limit=limit, scope=ctx.scope, shape=True
+    )
+
+    def run() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return len(cursor.fetchall())
+
+    return run
+
+
+def _header(what: str, *, recall: bool) -> None:
+    line = (
+        f"{what:>7} {'returned':>8} {'queries':>7} | {'baseline p50/p95 ms':>19} | "
+        f"{'statement p50/p95 ms':>20} {'×':>5} | {'level1 p50/p95 ms':>18} {'×':>5}"
+    )
+    print(line + (f" | {'recall p50/p95 ms':>18} {'×':>5}" if recall else ""))
+
+
+def _row(size, returned, queries, base, bare, lvl, full=None) -> None:  # type: ignore[no-untyped-def]
+    """One size: p50/p95 of each, and each p50 as a ratio to the baseline's."""
+    b50 = statistics.median(base)
+
+    def cell(times: list[float], width: int) -> str:
+        p50 = statistics.median(times)
+        figures = f"{p50:.3f} / {percentile(times, 95):.3f}".rjust(width)
+        return f"{figures} {p50 / b50:>5.0f}"
+
+    line = (
+        f"{size:>7} {returned:>8} {queries:>7} | "
+        f"{f'{b50:.3f} / {percentile(base, 95):.3f}':>19} | {cell(bare, 20)} | {cell(lvl, 18)}"
+    )
+    print(line + (f" | {cell(full, 18)}" if full is not None else ""))
 
 
 def main() -> None:

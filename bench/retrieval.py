@@ -319,7 +319,7 @@ def sweep(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class ContextBM25:
     """Level 1's ranking without the database: BM25 over each note's own terms plus, at
     NOTES_CONTEXT_WEIGHT, its NOTES_CONTEXT_NEIGHBOURS neighbours' on each side — the formula
-    of ``notes.notes_search``'s SQL, over one conversation's turns told in a row."""
+    of ``lookup.look``'s SQL, over one conversation's turns told in a row."""
 
     def __init__(self, texts: list[str], talks: list[Any] | None = None) -> None:
         """``talks`` names each text's conversation (neighbours are read within it only);

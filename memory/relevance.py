@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, F
+from django.db.models import Count
 
 from memory import language
 from memory.ladder import Kind
-from memory.models import Architect, Note, NoteKeyword
+from memory.models import Architect, NoteKeyword
 
 # Words that ask for the past values, not only the current one.
 HISTORY = frozenset(
@@ -55,28 +55,56 @@ class TermWeights:
     notes: int
     average_length: float
     df: dict[str, int]
+    _seen: dict[tuple[str, ...], dict[str, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def idf(self, term: str) -> float:
-        """BM25's inverse document frequency (the always-positive form)."""
+        """BM25's inverse document frequency (the always-positive form; ``IDF_SQL`` is the same
+        in the statement that ranks)."""
         df = self.df.get(term, 0)
         return math.log(1.0 + (self.notes - df + 0.5) / (df + 0.5))
 
     def coverage(self, asked: Sequence[str], held: Iterable[str]) -> float:
         """The rarity-weighted share of ``asked`` that ``held`` contains, 0…1."""
         # Words that ask for the past or the present frame the question, not what it asks about.
-        asked = [t for t in dict.fromkeys(asked) if t not in FRAME]
-        total = sum(self.idf(t) for t in asked)
+        weighed = self._weighed(tuple(asked))
+        total = sum(weighed.values())
         if total <= 0:
             return 0.0
         held = set(held)
-        return sum(self.idf(t) for t in asked if t in held) / total
+        return sum(idf for t, idf in weighed.items() if t in held) / total
+
+    def _weighed(self, asked: tuple[str, ...]) -> dict[str, float]:
+        """The content terms of ``asked`` (no frame words), each with its idf; kept per
+        question, since a level weighs many notes against the same one."""
+        if asked not in self._seen:
+            self._seen[asked] = {t: self.idf(t) for t in dict.fromkeys(asked) if t not in FRAME}
+        return self._seen[asked]
+
+
+# The same two rules inside SQL (level 1's one statement, ``memory.services.lookup``): over a
+# row ``a`` of the architect's counters and a row ``d`` of a term's document frequency.
+IDF_SQL = "LN(1.0 + CAST(a.notes_count - d.df + 0.5 AS DOUBLE PRECISION) / (d.df + 0.5))"
+AVERAGE_SQL = (
+    "CASE WHEN a.notes_count > 0 AND a.notes_length + %s * a.notes_near_length > 0"
+    " THEN CAST(a.notes_length + %s * a.notes_near_length AS DOUBLE PRECISION) / a.notes_count"
+    " ELSE 1.0 END"
+)  # params: NOTES_CONTEXT_WEIGHT twice
+
+
+def average_length(notes: int, length: int, near_length: int) -> float:
+    """The mean length BM25 normalises by: own terms plus the context's, weighted."""
+    total = length + settings.NOTES_CONTEXT_WEIGHT * near_length
+    return total / notes if notes and total > 0 else 1.0
 
 
 def term_weights(architect: Architect, terms: Sequence[str]) -> TermWeights:
-    """Two indexed aggregates: the note count with the mean weighted length, and each term's df."""
-    weight = settings.NOTES_CONTEXT_WEIGHT
-    stats = Note.objects.filter(architect=architect).aggregate(
-        notes=Count("pk"), length=Avg(F("length") + weight * F("near_length"))
+    """The architect's index statistics (kept on its row) and each term's df (one aggregate)."""
+    notes, length, near = (
+        Architect.objects.filter(pk=architect.pk)
+        .values_list("notes_count", "notes_length", "notes_near_length")
+        .get()
     )
     df: dict[str, int] = {}
     if terms:
@@ -86,9 +114,7 @@ def term_weights(architect: Architect, terms: Sequence[str]) -> TermWeights:
             .annotate(n=Count("pk"))
             .values_list("lemma", "n")
         )
-    return TermWeights(
-        notes=stats["notes"] or 0, average_length=float(stats["length"] or 1.0) or 1.0, df=df
-    )
+    return TermWeights(notes=notes, average_length=average_length(notes, length, near), df=df)
 
 
 def keywords_held(

@@ -216,15 +216,13 @@ def find_notes(
 ) -> dict[str, Any]:
     """The architect's notes that say these words (the full-text index, as level 1 reads it),
     best first, each with its id, its day and the run that recorded it."""
-    from memory import language, relevance
-    from memory.services.notes import notes_search
+    from memory import language
+    from memory.services.lookup import notes_search
 
     scope = current()
-    terms = language.keywords(words)
     hits = notes_search(
         architect=scope.architect,
-        terms=terms,
-        weights=relevance.term_weights(scope.architect, terms),
+        terms=language.keywords(words),
         limit=10,
         scope=_asked_scope(scope),
     )

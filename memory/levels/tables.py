@@ -28,7 +28,8 @@ from memory.levels.context import RecallContext
 from memory.models import MemoryObject, ShapeEntry
 from memory.services import objects as objects_service
 from memory.services import relearning, supersede
-from memory.services.notes import NoteHit, lift_notes, notes_search
+from memory.services.lookup import Look, NoteHit, look, notes_search
+from memory.services.notes import lift_notes
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 
@@ -113,9 +114,9 @@ class _Grown:
     unknown: list[str] = field(default_factory=list)  # dimensions asked that a value lacks
 
 
-def _grown(ctx: RecallContext) -> _Grown:
+def _grown(ctx: RecallContext, found: Look) -> _Grown:
     asked = set(ctx.keywords)
-    entries = selectors.catalog(ctx.architect)
+    entries = found.catalog
     tables = {e.table: e for e in entries if e.kind == "table"}
     matches: dict[str, _TableMatch] = {}
     root_kinds: dict[int, tuple[ShapeEntry, set[str]]] = {}
@@ -139,7 +140,7 @@ def _grown(ctx: RecallContext) -> _Grown:
             root_kinds[entry.pk] = (entry, shared)
 
     value_rows: dict[str, set[int]] = {}
-    for hit in selectors.value_hits(ctx.architect, ctx.keywords):
+    for hit in found.values:
         if hit.entry.table == ROOT_TABLE:
             known = root_kinds.setdefault(hit.entry.pk, (hit.entry, set()))
             known[1].update(hit.lemmas)
@@ -321,9 +322,9 @@ class _Notes:
     trace: dict[str, Any]
 
 
-def _outside_scope(ctx: RecallContext, weights: Any) -> bool:
+def _outside_scope(ctx: RecallContext) -> bool:
     """Would the words find a note if the scope were not asked? (Says why nothing was found.)"""
-    return bool(notes_search(architect=ctx.architect, terms=ctx.keywords, weights=weights, limit=1))
+    return bool(notes_search(architect=ctx.architect, terms=ctx.keywords, limit=1))
 
 
 def _lifted(hits: list[NoteHit], question: str) -> list[NoteHit]:
@@ -341,15 +342,8 @@ def _lifted(hits: list[NoteHit], question: str) -> list[NoteHit]:
     return [hits[i] for i in order]
 
 
-def _notes(ctx: RecallContext) -> _Notes:
-    weights = ctx.weights()
-    hits = notes_search(
-        architect=ctx.architect,
-        terms=ctx.keywords,
-        weights=weights,
-        limit=SEARCHED,
-        scope=ctx.scope,  # narrowed inside the query; ``fits`` below has the last word
-    )
+def _notes(ctx: RecallContext, found: Look) -> _Notes:
+    hits = found.notes  # narrowed to the scope inside the query; ``fits`` has the last word
     fitting = _lifted(
         [
             h
@@ -384,7 +378,7 @@ def _notes(ctx: RecallContext) -> _Notes:
     }
     words = ", ".join(ctx.keywords)
     if not answering:
-        if not fitting and ctx.scope and (hits or _outside_scope(ctx, weights)):
+        if not fitting and ctx.scope and (hits or _outside_scope(ctx)):
             note = _OUT_OF_SCOPE(ctx.lang)
         elif fitting:
             note = _WEAK(ctx.lang, words=words)
@@ -504,9 +498,14 @@ def _learned(
     report: list[ReportEntry],
     trace: list[dict[str, Any]],
     best_object: objects_service.ObjectHit | None,
+    held: dict[Any, set[str]],
 ) -> Outcome | None:
     hits = relearning.summaries_search(
-        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), scope=ctx.scope
+        architect=ctx.architect,
+        terms=ctx.keywords,
+        weights=ctx.weights(),
+        scope=ctx.scope,
+        held=held,
     )
     hits = [h for h in hits if not ctx.excluded(f"summaries:{h.summary.pk}")]
     best = next((h for h in hits if relevance.answers(h.coverage)), None)
@@ -582,15 +581,19 @@ def search(ctx: RecallContext) -> Outcome:
         entry = ReportEntry(1, "tables", "notes", "empty", note=_NO_WORDS(ctx.lang))
         return Outcome(found=False, report=[entry], trace=trace)
 
-    tables = _grown(ctx)
+    # One statement reads the indexes (``memory.services.lookup``); what follows reads only
+    # what matched.
+    looked = look(architect=ctx.architect, terms=ctx.keywords, limit=SEARCHED, scope=ctx.scope)
+    ctx.extra["weights"] = looked.weights
+    tables = _grown(ctx, looked)
     grown, report = tables.data, tables.report
     trace.append({"level": 1, "event": "tables", "matched": sorted(tables.matched)})
-    found = _notes(ctx)
+    found = _notes(ctx, looked)
     report.append(found.entry)
     trace.append(found.trace)
     items = [note_item(h) for h in found.shown]
     titled = objects_service.objects_search(
-        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights()
+        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), held=looked.objects
     )
     titled = [h for h in titled if not ctx.excluded(f"objects:{h.object.pk}")]
     best_object = next((h for h in titled if relevance.answers(h.coverage)), None)
@@ -610,7 +613,7 @@ def search(ctx: RecallContext) -> Outcome:
     if grown is None and not found.answering:
         # What an earlier expensive answer taught (the relearning cycle) answers the question
         # it holds, when no note does; its artifact object comes with it.
-        learned = _learned(ctx, report, trace, best_object)
+        learned = _learned(ctx, report, trace, best_object, looked.summaries)
         if learned is not None:
             return learned
     if best_object is not None and grown is None and best_object.coverage >= best_note:

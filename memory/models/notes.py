@@ -83,7 +83,13 @@ class NoteKeyword(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["note", "lemma"], name="note_keyword_once")]
-        indexes = [models.Index(fields=["architect", "lemma"], name="note_keyword_lookup")]
+        # Covering for level 1: a term's document frequency (own > 0) and its BM25 postings are
+        # read from the index alone, the note joined by its key.
+        indexes = [
+            models.Index(
+                fields=["architect", "lemma", "own", "near", "note"], name="note_keyword_postings"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.lemma

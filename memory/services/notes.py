@@ -14,19 +14,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F
+from django.db import transaction
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from memory import language
-from memory import scope as scopes
 from memory.models import Architect, Note, NoteKeyword, Run
-from memory.relevance import TermWeights
 from memory.services.supersede import supersede
 
 
@@ -92,6 +89,12 @@ def _create(
     _post(note, own, near)
     for earlier in neighbours:  # the new note is one of the next neighbours of each of these
         _lend(earlier, own)
+    lent = sum(own.values()) * len(neighbours) if own else 0
+    Architect.objects.filter(pk=architect.pk).update(
+        notes_count=F("notes_count") + 1,
+        notes_length=F("notes_length") + len(terms),
+        notes_near_length=F("notes_near_length") + sum(near.values()) + lent,
+    )
     note.replaced = supersede(note, list(own))  # type: ignore[attr-defined]
     return note
 
@@ -215,7 +218,22 @@ def reindex(architect_id: int) -> int:
                     position=i,
                 )
                 _post(note, own[note.pk], near)
+    recount(architect_id)
     return len(notes)
+
+
+def recount(architect_id: int) -> None:
+    """Set the architect's index statistics (``Architect.notes_*``) from its notes. The note's
+    transaction keeps them by increments; this is the exact count, for a rebuilt index and for
+    notes written around ``note_create`` (imports in bulk)."""
+    stats = Note.objects.filter(architect_id=architect_id).aggregate(
+        n=Count("pk"), length=Sum("length"), near=Sum("near_length")
+    )
+    Architect.objects.filter(pk=architect_id).update(
+        notes_count=stats["n"] or 0,
+        notes_length=stats["length"] or 0,
+        notes_near_length=stats["near"] or 0,
+    )
 
 
 def conversations(notes: Sequence[Any]) -> list[list[Any]]:
@@ -279,90 +297,3 @@ def lift_notes(scores: dict[K, float], notes: Mapping[K, Note], question: str) -
         for key, note in notes.items()
     }
     return lift(scores, places, language.periods(question))
-
-
-@dataclass
-class NoteHit:
-    note: Note
-    score: float
-    coverage: float  # the rarity-weighted share of the question the note holds itself
-    matched: list[str] = field(default_factory=list)  # question terms in the note itself
-    near: list[str] = field(default_factory=list)  # question terms only in its neighbours
-
-
-def _scope_where(asked: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
-    """The request's scope as this store's SQL: a note unbound on a dimension the question
-    names may fit (unknown, not excluded); one bound there must share a place key, or its days
-    must meet the asked days. Coarse by design — ``memory.scope.fits`` has the last word."""
-    sql, params = "", []
-    wanted = scopes.asked_places(asked)
-    if wanted:
-        sql += " AND (n.places = ''" + " OR n.places LIKE %s" * len(wanted) + ")"
-        params += [f"%|{place}|%" for place in wanted]
-    days = scopes.span(asked)
-    if days:
-        sql += " AND (n.scope_start IS NULL OR (n.scope_start <= %s AND n.scope_end >= %s))"
-        params += [days[1], days[0]]
-    return sql, params
-
-
-def notes_search(
-    *,
-    architect: Architect,
-    terms: Sequence[str],
-    weights: TermWeights,
-    limit: int = 30,
-    scope: Sequence[dict[str, Any]] = (),
-) -> list[NoteHit]:
-    """Notes ranked by BM25 over their own and (weighted lower) their neighbours' terms,
-    best first, newer first on a tie; only notes that may hold where and when asked."""
-    asked = list(dict.fromkeys(terms))
-    if not asked or not weights.notes:
-        return []
-    k1, b = settings.NOTES_BM25_K1, settings.NOTES_BM25_B
-    w = settings.NOTES_CONTEXT_WEIGHT
-    values = ", ".join(["(%s, CAST(%s AS DOUBLE PRECISION))"] * len(asked))
-    params: list[Any] = [x for t in asked for x in (t, weights.idf(t))]
-    postings, notes = NoteKeyword._meta.db_table, Note._meta.db_table
-    where, where_params = _scope_where(scope)
-    sql = f"""
-        WITH q(lemma, idf) AS (VALUES {values})
-        SELECT k.note_id,
-               SUM(q.idf * (k.own + %s * k.near) * %s
-                   / ((k.own + %s * k.near)
-                      + %s * (1 - %s + %s * (n.length + %s * n.near_length) / %s))) AS score,
-               MAX(n.created_at) AS created
-        FROM {postings} k
-        JOIN q ON q.lemma = k.lemma
-        JOIN {notes} n ON n.id = k.note_id
-        WHERE k.architect_id = %s{where}
-        GROUP BY k.note_id
-        ORDER BY score DESC, created DESC
-        LIMIT %s
-    """
-    params += [w, k1 + 1, w, k1, b, b, w, weights.average_length, architect.pk]
-    params += [*where_params, limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        ranked = [(Note._meta.pk.to_python(row[0]), float(row[1])) for row in cursor.fetchall()]
-    if not ranked:
-        return []
-    ids = [pk for pk, _ in ranked]
-    by_pk = {n.pk: n for n in Note.objects.filter(architect=architect, pk__in=ids)}
-    own: dict[Any, set[str]] = {}
-    near: dict[Any, set[str]] = {}
-    for note_id, lemma, count in NoteKeyword.objects.filter(
-        note_id__in=ids, lemma__in=asked
-    ).values_list("note_id", "lemma", "own"):
-        (own if count else near).setdefault(note_id, set()).add(lemma)
-    return [
-        NoteHit(
-            note=by_pk[pk],
-            score=score,
-            coverage=weights.coverage(asked, own.get(pk, ())),
-            matched=[t for t in asked if t in own.get(pk, ())],
-            near=[t for t in asked if t in near.get(pk, ())],
-        )
-        for pk, score in ranked
-        if pk in by_pk
-    ]

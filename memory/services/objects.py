@@ -125,11 +125,18 @@ class ObjectHit:
 
 
 def objects_search(
-    *, architect: Architect, terms: Sequence[str], weights: TermWeights, limit: int = 10
+    *,
+    architect: Architect,
+    terms: Sequence[str],
+    weights: TermWeights,
+    limit: int = 10,
+    held: dict[Any, set[str]] | None = None,
 ) -> list[ObjectHit]:
-    """Objects whose title or description holds the question's terms, best covered first."""
+    """Objects whose title or description holds the question's terms, best covered first.
+    ``held``: the asked terms each object holds, when already read (level 1's one look)."""
     asked = list(dict.fromkeys(terms))
-    held = keywords_held(ObjectKeyword, "object_id", architect=architect, asked=asked)
+    if held is None:
+        held = keywords_held(ObjectKeyword, "object_id", architect=architect, asked=asked)
     if not held:
         return []
     found = MemoryObject.objects.filter(architect=architect, pk__in=list(held))

@@ -454,11 +454,14 @@ def summaries_search(
     weights: TermWeights,
     scope: Sequence[dict[str, Any]],
     limit: int = 5,
+    held: dict[Any, set[str]] | None = None,
 ) -> list[SummaryHit]:
     """Summaries whose question or text holds the question's terms, best covered first (the
-    newest first among equals); the scope by its one rule."""
+    newest first among equals); the scope by its one rule. ``held``: the asked terms each
+    summary holds, when already read (level 1's one look)."""
     asked = list(dict.fromkeys(terms))
-    held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
+    if held is None:
+        held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
     if not held:
         return []
     found = Summary.objects.answering().filter(architect=architect, pk__in=list(held))

@@ -45,7 +45,7 @@ from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import Note, Research, Run, ShapeEntry, ToolCall
 from memory.services import denial, evolution, relearning
-from memory.services.notes import notes_search
+from memory.services.lookup import notes_search
 from memory.shape import selectors
 from memory.stores.graph import graph
 from memory.stores.graph_types import GraphContext, note_of_chunk
@@ -482,10 +482,7 @@ def _word_notes(ctx: RecallContext, term: str) -> list[str]:
     terms = language.keywords(term)
     if not terms:
         return []
-    weights = relevance.term_weights(ctx.architect, terms)
-    hits = notes_search(
-        architect=ctx.architect, terms=terms, weights=weights, limit=10, scope=ctx.scope
-    )
+    hits = notes_search(architect=ctx.architect, terms=terms, limit=10, scope=ctx.scope)
     return [str(h.note.pk) for h in hits if h.coverage >= 0.999]
 
 

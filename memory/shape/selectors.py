@@ -144,6 +144,8 @@ def written_in(architect: Architect, bases: Mapping[K, Any]) -> dict[K, list[dic
         for key, basis in bases.items()
         if isinstance(basis, dict) and basis.get("run")
     }
+    if not run_of:
+        return {key: [] for key in bases}
     noted: dict[str, list[dict[str, Any]]] = {}
     for run_id, note_scope in (
         Note.objects.filter(architect=architect, run_id__in=set(run_of.values()))

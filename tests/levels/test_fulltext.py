@@ -16,8 +16,9 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from memory import language, relevance
+from memory import language
 from memory.models import Note, NoteKeyword
+from memory.services import lookup
 from memory.services import notes as notes_service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -52,9 +53,7 @@ def test_the_ranking_is_bm25_with_context_on_this_engine(bob):
     made = _store(bob, TURNS)
     question = "What did Melanie paint over the lake?"
     terms = language.keywords(question)
-    hits = notes_service.notes_search(
-        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms), limit=20
-    )
+    hits = lookup.notes_search(architect=bob, terms=terms, limit=20)
     expected = ContextBM25(TURNS).scores(question)
     assert len(expected) >= 4  # the question's words are in several turns and their neighbours
     by_pk = {h.note.pk: h.score for h in hits}
@@ -70,9 +69,7 @@ def test_a_rare_word_outranks_a_common_one(bob):
     texts.append("Встреча с нотариусом назначена на пятницу.")
     _store(bob, texts, step=timedelta(hours=3))  # separate conversations: no context
     terms = language.keywords("Когда встреча с нотариусом?")
-    hits = notes_service.notes_search(
-        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms)
-    )
+    hits = lookup.notes_search(architect=bob, terms=terms)
     assert hits[0].note.text == texts[-1]
     assert hits[0].coverage == pytest.approx(1.0)
     assert hits[1].coverage < 0.5  # «встреча» alone: common, light
@@ -82,9 +79,7 @@ def test_a_rare_word_outranks_a_common_one(bob):
 def test_a_turn_is_found_by_its_neighbours_words_and_is_itself_returned(bob):
     _store(bob, TURNS)
     terms = language.keywords("Who will be a great mom after adoption agencies?")
-    hits = notes_service.notes_search(
-        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms)
-    )
+    hits = lookup.notes_search(architect=bob, terms=terms)
     texts = [h.note.text for h in hits]
     assert TURNS[7] in texts[:2]
     # A turn holding none of the words is reached through its neighbours only, and is returned
@@ -187,16 +182,13 @@ def test_the_scope_narrows_the_query_itself_so_look_alikes_elsewhere_cannot_crow
             at=start + timedelta(minutes=i + 1),
         )
     terms = language.keywords("Номер такси?")
-    weights = relevance.term_weights(bob, terms)
-    hits = notes_service.notes_search(
-        architect=bob, terms=terms, weights=weights, limit=40, scope=madrid
-    )
+    hits = lookup.notes_search(architect=bob, terms=terms, limit=40, scope=madrid)
     assert [h.note.text for h in hits] == ["Номер такси: Radio Taxi."]
     may = [{"kind": "calendar", "start": "2024-05-01", "end": "2024-05-31"}]
-    assert not notes_service.notes_search(
-        architect=bob, terms=terms, weights=weights, limit=40, scope=madrid + may
-    )[1:]  # the unbound-on-calendar Madrid note may fit; nothing else does
-    everywhere = notes_service.notes_search(architect=bob, terms=terms, weights=weights, limit=50)
+    assert not lookup.notes_search(architect=bob, terms=terms, limit=40, scope=madrid + may)[
+        1:
+    ]  # the unbound-on-calendar Madrid note may fit; nothing else does
+    everywhere = lookup.notes_search(architect=bob, terms=terms, limit=50)
     assert len(everywhere) == 46
 
 
@@ -232,7 +224,5 @@ def test_the_query_keeps_exactly_what_the_scope_rule_lets_fit(bob, stored, asked
         architect=bob, text="Номер такси: Radio Taxi.", scope=stored, sender="s", run=None
     )
     terms = language.keywords("Номер такси?")
-    hits = notes_service.notes_search(
-        architect=bob, terms=terms, weights=relevance.term_weights(bob, terms), scope=asked
-    )
+    hits = lookup.notes_search(architect=bob, terms=terms, scope=asked)
     assert bool(hits) is scopes.fits(stored, asked)

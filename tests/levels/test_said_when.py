@@ -76,7 +76,7 @@ def test_the_note_told_on_the_asked_day_comes_first(bob, client_for, settings, w
     ctx = RecallContext(
         architect=bob, text=question, keywords=language.keywords(question), scope=[], lang="en"
     )
-    tables_level._notes(ctx)  # level 1's ranked list, which level 4 fuses too
+    tables_level.search(ctx)  # level 1's ranked list, which level 4 fuses too
     ranked = [item["note"] for item in ctx.extra["level1_ranked"]]
     assert len(ranked) == 2  # Boris shares no word
     # Without the lift the two Audrey notes tie on their words, and the newer goes first.

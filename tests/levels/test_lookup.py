@@ -70,9 +70,7 @@ def test_the_statistics_follow_every_write_and_a_rebuild(bob, alice):
     assert _counted(bob) == _exact(bob)
     weights = relevance.term_weights(bob, ["paint"])
     assert weights.notes == 4
-    assert weights.average_length == pytest.approx(
-        relevance.average_length(*_exact(bob)), rel=1e-9
-    )
+    assert weights.average_length == pytest.approx(relevance.average_length(*_exact(bob)), rel=1e-9)
 
 
 @pytest.mark.django_db

@@ -140,8 +140,12 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
     return out
 
 
-def lag(texts: list[str], rate: float, seconds: float) -> tuple[list[float], list[float]]:
-    """Remember at a steady rate with the drainer running; return answer seconds and lags."""
+def lag(
+    texts: list[str], rate: float, seconds: float, graph_wait: float
+) -> tuple[list[float], dict[str, list[float]], int]:
+    """Remember at a steady rate with the drainer running. Returns the answer seconds, the lags
+    to each store (vectors: findable at level 4; graph: at level 3) of the notes delivered, and
+    how many graph items were still queued ``graph_wait`` seconds after the last answer."""
     from django.test import override_settings
 
     from memory.models import OutboxItem
@@ -164,21 +168,28 @@ def lag(texts: list[str], rate: float, seconds: float) -> tuple[list[float], lis
                 spent.append(took)
                 answered[answer["run"]] = time.time()
         deadline = time.monotonic() + 120
-        while OutboxItem.objects.filter(status="queued").exists():
+        while OutboxItem.objects.filter(status="queued", store="vectors").exists():
             if time.monotonic() > deadline:
-                raise SystemExit("the drainer did not catch up within 120 s")
+                raise SystemExit("the vectors did not catch up within 120 s")
             time.sleep(0.1)
+        deadline = time.monotonic() + graph_wait
+        while time.monotonic() < deadline:
+            if not OutboxItem.objects.filter(status="queued").exists():
+                break
+            time.sleep(0.2)
     finally:
         drainer.stop.set()
         drainer.join()
-    lags = []
+    left = OutboxItem.objects.filter(status="queued", store="graph").count()
+    lags: dict[str, list[float]] = {"vectors": [], "graph": []}
     for run_id, at in answered.items():
-        done = OutboxItem.objects.filter(run_id=run_id, store="vectors").values_list(
-            "done_at", flat=True
-        )
-        if done and all(done):
-            lags.append(max(d.timestamp() for d in done) - at)
-    return spent, lags
+        for store, found in lags.items():
+            done = OutboxItem.objects.filter(run_id=run_id, store=store).values_list(
+                "done_at", flat=True
+            )
+            if done and all(done):
+                found.append(max(d.timestamp() for d in done) - at)
+    return spent, lags, left
 
 
 def main() -> None:
@@ -188,6 +199,10 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=5.0)
     parser.add_argument("--lag-seconds", type=float, default=60.0)
     parser.add_argument("--skip-inline", action="store_true", help="no baseline fill")
+    parser.add_argument(
+        "--graph-wait", type=float, default=300.0,
+        help="seconds after the last answer the graph may take to catch up",
+    )  # fmt: skip
     args = parser.parse_args()
     checkpoints = [int(c) for c in args.checkpoints.split(",") if c]
     os.environ.pop("DATABASE_URL", None)  # embedded defaults: SQLite in its own data folder
@@ -199,7 +214,7 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}; facts: {args.facts}; LoCoMo turns, cycled", file=sys.stderr)
     behind = fill("behind", texts[: args.facts], checkpoints)
     inline = {} if args.skip_inline else fill("inline", texts[: min(args.facts, 1000)], checkpoints)
-    spent, lags = lag(texts[args.facts :], args.rate, args.lag_seconds)
+    spent, lags, left = lag(texts[args.facts :], args.rate, args.lag_seconds, args.graph_wait)
 
     print("\nremember over HTTP (in-process), ms — capture first vs the stores in the request")
     print(
@@ -219,11 +234,21 @@ def main() -> None:
         first, last = checkpoints[0], checkpoints[-1]
         growth = math.log(behind[last][1] / behind[first][1]) / math.log(last / first)
         print(f"p95 grows as facts^{growth:.2f} from {first} to {last}")
+    vectors, graph = lags["vectors"], lags["graph"]
     print(
         f"\nlag at a steady {args.rate:g} remembers/s for {args.lag_seconds:g} s "
-        f"({len(lags)} notes): answer p50 {statistics.median(spent) * 1000:.1f} ms, "
+        f"({len(spent)} notes): answer p50 {statistics.median(spent) * 1000:.1f} ms, "
         f"p95 {percentile(spent, 95) * 1000:.1f} ms; findable by the vectors after "
-        f"p50 {statistics.median(lags):.2f} s, p95 {percentile(lags, 95):.2f} s"
+        f"p50 {statistics.median(vectors):.2f} s, p95 {percentile(vectors, 95):.2f} s"
+    )
+    graph_line = (
+        f"by the graph after p50 {statistics.median(graph):.2f} s, p95 {percentile(graph, 95):.2f} s"
+        if graph
+        else "by the graph: none delivered"
+    )
+    print(
+        f"{graph_line} ({len(graph)} notes; {left} graph items still queued "
+        f"{args.graph_wait:g} s after the last answer)"
     )
 
 

@@ -280,16 +280,44 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
     budget = None if ids is not None else time.monotonic() + settings.OUTBOX_ROUND_SECONDS
     for n, group in enumerate(groups):
         if n and budget is not None and time.monotonic() > budget:
-            left = [i.pk for g in groups[n:] for i in g]
-            OutboxItem.objects.filter(pk__in=left).update(claimed_until=None)
+            _release([i.pk for g in groups[n:] for i in g])
             break
         if group[0].store == "vectors" and group[0].op == "add":
             _deliver_batch(group[0].architect_id, str(group[0].payload.get("kind")), group, result)
         elif group[0].store == "graph":
+            if budget is not None:  # as many as the round's time left holds, one at least
+                room = max(1, int((budget - time.monotonic()) / _graph_pace.seconds))
+                _release([i.pk for i in group[room:]])
+                group = group[:room]
+            started = time.monotonic()
             _deliver_graph_batch(group, result)
+            _graph_pace.observe(len(group), time.monotonic() - started)
         else:
             _deliver_one(group[0], result)
     return result
+
+
+def _release(pks: list[int]) -> None:
+    """Give claimed items back to the queue undelivered (the next round takes them)."""
+    if pks:
+        OutboxItem.objects.filter(pk__in=pks).update(claimed_until=None)
+
+
+class _Pace:
+    """Seconds a graph item takes to deliver here, as a moving average of the batches seen: a
+    round fits its graph batch to the time it has left, so one batch never holds the vectors
+    told meanwhile for longer than a round (an in-process LightRAG insert costs ~0.3 s a note,
+    so fifty at once would be a quarter of a minute)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def observe(self, items: int, seconds: float) -> None:
+        if items > 0:
+            self.seconds = 0.7 * self.seconds + 0.3 * max(seconds / items, 1e-3)
+
+
+_graph_pace = _Pace(0.3)
 
 
 def _chunked(lists: Any, size: int) -> list[list[OutboxItem]]:

@@ -52,8 +52,9 @@ def test_the_answer_comes_before_the_stores_and_level_1_finds_the_note_at_once(
 
 
 def test_vector_writes_go_in_batches_one_embedding_call_per_kind(
-    behind, alice_api, alice, monkeypatch
+    behind, alice_api, alice, monkeypatch, settings
 ):
+    settings.OUTBOX_ROUND_SECONDS = 600  # one round for everything: the batches are checked
     for i in range(6):
         alice_api.remember(f"Заметка номер {i}: встреча с подрядчиком в среду")
     calls: list[int] = []
@@ -149,9 +150,12 @@ def _someone():
     return Architect.objects.create(name="someone")
 
 
-def test_the_graph_items_of_one_architect_go_as_one_insert(behind, alice_api, alice, monkeypatch):
+def test_the_graph_items_of_one_architect_go_as_one_insert(
+    behind, alice_api, alice, monkeypatch, settings
+):
     from memory.stores import outbox as box
 
+    settings.OUTBOX_ROUND_SECONDS = 600  # time for all of them: the batch is what is checked
     for i in range(4):
         alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
     inserts: list[int] = []
@@ -173,3 +177,39 @@ def test_the_graph_items_of_one_architect_go_as_one_insert(behind, alice_api, al
         architect_id=alice.pk, question="Пётр", hl_keywords=["коллега"], ll_keywords=["Пётр Иванов"]
     )
     assert f"note-{note.pk}" in {c["source"] for c in context.chunks}
+
+
+def test_a_round_takes_only_the_graph_items_its_time_left_holds(
+    behind, alice_api, monkeypatch, settings
+):
+    """A graph batch is fitted to the round's time left at the pace the graph has shown, so a
+    long in-process insert never holds the vectors told meanwhile for more than a round."""
+    from memory.stores import outbox as box
+
+    for i in range(5):
+        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
+    vector_ids = list(OutboxItem.objects.filter(store="vectors").values_list("pk", flat=True))
+    box.drain(ids=vector_ids)  # the vectors are out of the way; five graph items wait
+    graph_items = OutboxItem.objects.filter(store="graph")
+    assert graph_items.filter(status="queued").count() == 5
+    inserts: list[int] = []
+    real = box.graph
+
+    class Counting:
+        def insert(self, *, architect_id, chunks, entities, relations):
+            inserts.append(len(chunks))
+            return real().insert(
+                architect_id=architect_id, chunks=chunks, entities=entities, relations=relations
+            )
+
+    monkeypatch.setattr(box, "graph", Counting)
+    settings.OUTBOX_ROUND_SECONDS = 1.0
+    monkeypatch.setattr(box, "_graph_pace", box._Pace(10.0))  # a graph item has taken 10 s
+    box.drain()
+    assert inserts == [1]  # one fits (one at least, always)
+    waiting = graph_items.filter(status="queued")
+    assert waiting.count() == 4 and not waiting.filter(claimed_until__isnull=False).exists()
+    assert box._graph_pace.seconds < 10.0  # the insert just seen was faster: the pace follows
+    monkeypatch.setattr(box, "_graph_pace", box._Pace(1e-3))  # a fast graph: all of them fit
+    box.drain()
+    assert inserts == [1, 4] and not graph_items.filter(status="queued").exists()

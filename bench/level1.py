@@ -208,11 +208,8 @@ def run_notes(sizes: list[int], repeats: int) -> None:
 
     from django.core.management import call_command
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from memory import language
-    from memory.levels import RecallContext
-    from memory.levels import tables as level1
     from memory.models import Architect, Note, NoteKeyword
     from memory.services.notes import recount
 
@@ -224,7 +221,11 @@ def run_notes(sizes: list[int], repeats: int) -> None:
         if key.startswith("session_") and isinstance(session, list)
         for turn in session
     ]
+    questions = [
+        qa["question"] for sample in json.loads(locomo.read_text()) for qa in sample.get("qa", [])
+    ]
     print(f"\n-- notes ({connection.vendor}): level 1 on the full-text index --")
+    print("   each size is asked a LoCoMo question, then a whole chat turn (many more terms)")
     _header("notes", recall=False)
     for size in sizes:
         call_command("flush", interactive=False, verbosity=0)
@@ -249,45 +250,64 @@ def run_notes(sizes: list[int], repeats: int) -> None:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
-        question = turns[(size // 2) % len(turns)]
-        ctx = RecallContext(
-            architect=architect,
-            text=question,
-            keywords=language.keywords(question),
-            scope=[],
-            lang="en",
-        )
-        with CaptureQueriesContext(connection) as captured:
-            answer = level1.search(ctx)
-        returned = [
-            str(i.get("note"))
-            for i in (answer.data or {}).get("notes", []) or answer.candidates
-            if i.get("note")
+        asked = [
+            ("a LoCoMo question", questions[(size // 2) % len(questions)]),
+            ("a whole chat turn", turns[(size // 2) % len(turns)]),
         ]
-        if not returned:
-            print(f"{size:>7} {0:>8}: level 1 returned no note; nothing to compare")
-            continue
-        table = Note._meta.db_table
-        placeholders = ", ".join(["%s"] * len(returned))
-        # By primary key alone: the architect's own index would lead the planner to scan.
-        sql = f'SELECT "id", "text", "scope", "created_at" FROM "{table}" WHERE "id" IN ({placeholders})'
+        for what, question in asked:
+            _ask_notes(architect, what, question, size, repeats)
 
-        ids = [
-            Note._meta.pk.get_db_prep_value(Note._meta.pk.to_python(r), connection)
-            for r in returned
-        ]
 
-        def baseline(sql: str = sql, ids: list = ids) -> int:
-            with connection.cursor() as cursor:
-                cursor.execute(sql, ids)
-                return len(cursor.fetchall())
+def _ask_notes(architect, what: str, question: str, size: int, repeats: int) -> None:  # type: ignore[no-untyped-def]
+    """One question over the notes: level 1 against a bare SELECT of the notes it returned."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
-        assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
+    from memory import language
+    from memory.levels import RecallContext
+    from memory.levels import tables as level1
+    from memory.models import Note
 
-        base = timed(baseline, repeats)
-        bare = timed(_statement(ctx, level1.SEARCHED), repeats)
-        lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
-        _row(size, len(returned), len(captured.captured_queries), base, bare, lvl)
+    ctx = RecallContext(
+        architect=architect,
+        text=question,
+        keywords=language.keywords(question),
+        scope=[],
+        lang="en",
+    )
+    with CaptureQueriesContext(connection) as captured:
+        answer = level1.search(ctx)
+    returned = [
+        str(i.get("note"))
+        for i in (answer.data or {}).get("notes", []) or answer.candidates
+        if i.get("note")
+    ]
+    if not returned:
+        print(f"{size:>7} {0:>8}: level 1 returned no note for {what}; nothing to compare")
+        return
+    table = Note._meta.db_table
+    placeholders = ", ".join(["%s"] * len(returned))
+    # By primary key alone: the architect's own index would lead the planner to scan.
+    sql = (
+        f'SELECT "id", "text", "scope", "created_at" FROM "{table}" WHERE "id" IN ({placeholders})'
+    )
+
+    ids = [
+        Note._meta.pk.get_db_prep_value(Note._meta.pk.to_python(r), connection) for r in returned
+    ]
+
+    def baseline(sql: str = sql, ids: list = ids) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, ids)
+            return len(cursor.fetchall())
+
+    assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
+
+    base = timed(baseline, repeats)
+    bare = timed(_statement(ctx, level1.SEARCHED), repeats)
+    lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
+    _row(size, len(returned), len(captured.captured_queries), base, bare, lvl)
+    print(f"{'':>7} ↑ {what}, {len(ctx.keywords)} terms")
 
 
 def _statement(ctx, limit: int):  # type: ignore[no-untyped-def]

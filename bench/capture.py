@@ -142,10 +142,10 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
 
 def lag(
     texts: list[str], rate: float, seconds: float, graph_wait: float
-) -> tuple[list[float], dict[str, list[float]], int]:
+) -> tuple[list[float], dict[str, list[float]], dict[str, int]]:
     """Remember at a steady rate with the drainer running. Returns the answer seconds, the lags
     to each store (vectors: findable at level 4; graph: at level 3) of the notes delivered, and
-    how many graph items were still queued ``graph_wait`` seconds after the last answer."""
+    how many items of each were still queued ``graph_wait`` seconds after the last answer."""
     from django.test import override_settings
 
     from memory.models import OutboxItem
@@ -167,12 +167,11 @@ def lag(
                 took, answer = _remember(client, text)
                 spent.append(took)
                 answered[answer["run"]] = time.time()
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + graph_wait
         while OutboxItem.objects.filter(status="queued", store="vectors").exists():
             if time.monotonic() > deadline:
-                raise SystemExit("the vectors did not catch up within 120 s")
+                break  # reported below: the notes whose vectors never came have no lag
             time.sleep(0.1)
-        deadline = time.monotonic() + graph_wait
         while time.monotonic() < deadline:
             if not OutboxItem.objects.filter(status="queued").exists():
                 break
@@ -180,7 +179,10 @@ def lag(
     finally:
         drainer.stop.set()
         drainer.join()
-    left = OutboxItem.objects.filter(status="queued", store="graph").count()
+    left = {
+        store: OutboxItem.objects.filter(status="queued", store=store).count()
+        for store in ("vectors", "graph")
+    }
     lags: dict[str, list[float]] = {"vectors": [], "graph": []}
     for run_id, at in answered.items():
         for store, found in lags.items():
@@ -201,7 +203,7 @@ def main() -> None:
     parser.add_argument("--skip-inline", action="store_true", help="no baseline fill")
     parser.add_argument(
         "--graph-wait", type=float, default=300.0,
-        help="seconds after the last answer the graph may take to catch up",
+        help="seconds after the last answer the stores may take to catch up",
     )  # fmt: skip
     args = parser.parse_args()
     checkpoints = [int(c) for c in args.checkpoints.split(",") if c]
@@ -234,22 +236,22 @@ def main() -> None:
         first, last = checkpoints[0], checkpoints[-1]
         growth = math.log(behind[last][1] / behind[first][1]) / math.log(last / first)
         print(f"p95 grows as facts^{growth:.2f} from {first} to {last}")
-    vectors, graph = lags["vectors"], lags["graph"]
     print(
         f"\nlag at a steady {args.rate:g} remembers/s for {args.lag_seconds:g} s "
         f"({len(spent)} notes): answer p50 {statistics.median(spent) * 1000:.1f} ms, "
-        f"p95 {percentile(spent, 95) * 1000:.1f} ms; findable by the vectors after "
-        f"p50 {statistics.median(vectors):.2f} s, p95 {percentile(vectors, 95):.2f} s"
+        f"p95 {percentile(spent, 95) * 1000:.1f} ms"
     )
-    graph_line = (
-        f"by the graph after p50 {statistics.median(graph):.2f} s, p95 {percentile(graph, 95):.2f} s"
-        if graph
-        else "by the graph: none delivered"
-    )
-    print(
-        f"{graph_line} ({len(graph)} notes; {left} graph items still queued "
-        f"{args.graph_wait:g} s after the last answer)"
-    )
+    for store, what in (("vectors", "findable by the vectors"), ("graph", "by the graph")):
+        found = lags[store]
+        figures = (
+            f"after p50 {statistics.median(found):.2f} s, p95 {percentile(found, 95):.2f} s"
+            if found
+            else "none delivered"
+        )
+        print(
+            f"{what} {figures} ({len(found)} notes; {left[store]} {store} items still queued "
+            f"{args.graph_wait:g} s after the last answer)"
+        )
 
 
 if __name__ == "__main__":

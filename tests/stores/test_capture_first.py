@@ -150,14 +150,10 @@ def _someone():
     return Architect.objects.create(name="someone")
 
 
-def test_the_graph_items_of_one_architect_go_as_one_insert(
-    behind, alice_api, alice, monkeypatch, settings
-):
+def _count_graph_inserts(monkeypatch) -> list[int]:
+    """The outbox's graph, each insert's size recorded (the real store still writes)."""
     from memory.stores import outbox as box
 
-    settings.OUTBOX_ROUND_SECONDS = 600  # time for all of them: the batch is what is checked
-    for i in range(4):
-        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
     inserts: list[int] = []
     real = box.graph
 
@@ -169,6 +165,18 @@ def test_the_graph_items_of_one_architect_go_as_one_insert(
             )
 
     monkeypatch.setattr(box, "graph", Counting)
+    return inserts
+
+
+def test_the_graph_items_of_one_architect_go_as_one_insert(
+    behind, alice_api, alice, monkeypatch, settings
+):
+    from memory.stores import outbox as box
+
+    settings.OUTBOX_ROUND_SECONDS = 600  # time for all of them: the batch is what is checked
+    for i in range(4):
+        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
+    inserts = _count_graph_inserts(monkeypatch)
     box.drain()
     assert inserts == [4]  # four notes' things, one insert
     assert not OutboxItem.objects.filter(status="queued").exists()
@@ -192,17 +200,7 @@ def test_a_round_takes_only_the_graph_items_its_time_left_holds(
     box.drain(ids=vector_ids)  # the vectors are out of the way; five graph items wait
     graph_items = OutboxItem.objects.filter(store="graph")
     assert graph_items.filter(status="queued").count() == 5
-    inserts: list[int] = []
-    real = box.graph
-
-    class Counting:
-        def insert(self, *, architect_id, chunks, entities, relations):
-            inserts.append(len(chunks))
-            return real().insert(
-                architect_id=architect_id, chunks=chunks, entities=entities, relations=relations
-            )
-
-    monkeypatch.setattr(box, "graph", Counting)
+    inserts = _count_graph_inserts(monkeypatch)
     settings.OUTBOX_ROUND_SECONDS = 1.0
     monkeypatch.setattr(box, "_graph_pace", box._Pace(10.0))  # a graph item has taken 10 s
     box.drain()

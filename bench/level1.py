@@ -49,7 +49,8 @@ ARCHITECTS = 100
 QUESTION = "Кто у меня в команде продакт-менеджер?"
 
 
-def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
+def setup(engine: str, pg: str) -> None:
+    """Django on a fresh SQLite file in a folder of its own, or on ``memory_bench``."""
     data_dir = tempfile.mkdtemp(prefix="memory-bench-")
     os.environ["MEMORY_DATA_DIR"] = data_dir
     if engine == "postgres":
@@ -72,6 +73,15 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    print(f"\n== {engine} ({connection.vendor}) ==")
+
+
+def run_tables(sizes: list[int], repeats: int) -> None:
+    """Level 1 over a grown list table shared by ``ARCHITECTS`` architects."""
+    from django.core.management import call_command
+    from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from memory import language
@@ -83,7 +93,6 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
     from memory.shape import physical
     from memory.shape.tools import promote_to_list
 
-    print(f"\n== {engine} ({connection.vendor}) ==")
     _header("rows", recall=True)
     for size in sizes:
         call_command("flush", interactive=False, verbosity=0)
@@ -93,7 +102,7 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
                 if table.startswith("mem_"):
                     cursor.execute(
                         f'DROP TABLE "{table}" CASCADE'
-                        if engine == "postgres"
+                        if connection.vendor == "postgresql"
                         else f'DROP TABLE "{table}"'
                     )
         architects = [Architect.objects.create(name=f"architect-{i}") for i in range(ARCHITECTS)]
@@ -156,9 +165,9 @@ def run_engine(engine: str, sizes: list[int], repeats: int, pg: str) -> None:
                 for lemma in role_lemmas.get(row.v_rol, [])
             ]
         ValueKeyword.objects.bulk_create(keywords, batch_size=5000)
-        if engine == "postgres":
+        if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
+                cursor.execute("VACUUM ANALYZE")  # as autovacuum leaves it: index-only scans
         total = model.objects.count()
 
         alice = architects[0]
@@ -241,7 +250,13 @@ def run_notes(sizes: list[int], repeats: int) -> None:
             for term in terms:
                 counts[term] = counts.get(term, 0) + 1
             postings += [
-                NoteKeyword(architect=architect, note=note, lemma=lemma[:64], own=n)
+                NoteKeyword(
+                    architect=architect,
+                    note=note,
+                    lemma=lemma[:64],
+                    own=n,
+                    length=note.length,
+                )
                 for lemma, n in counts.items()
             ]
         Note.objects.bulk_create(notes, batch_size=2000)
@@ -249,7 +264,7 @@ def run_notes(sizes: list[int], repeats: int) -> None:
         recount(architect.pk)  # written around note_create: its statistics, counted once
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE")
+                cursor.execute("VACUUM ANALYZE")  # as autovacuum leaves it: index-only scans
         asked = [
             ("a LoCoMo question", questions[(size // 2) % len(questions)]),
             ("a whole chat turn", turns[(size // 2) % len(turns)]),
@@ -360,6 +375,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument(
+        "--only", choices=["tables", "notes"], help="one of the two benches (both by default)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.engine == "both":
@@ -376,12 +394,16 @@ def main() -> None:
                     str(args.repeats),
                     "--pg",
                     args.pg,
+                    *(["--only", args.only] if args.only else []),
                 ],
                 check=True,
             )
         return
-    run_engine(args.engine, sizes, args.repeats, args.pg)
-    run_notes(sizes, max(5, args.repeats // 4))
+    setup(args.engine, args.pg)
+    if args.only != "notes":
+        run_tables(sizes, args.repeats)
+    if args.only != "tables":
+        run_notes(sizes, max(5, args.repeats // 4))
 
 
 if __name__ == "__main__":

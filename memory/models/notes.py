@@ -73,6 +73,9 @@ class NoteKeyword(models.Model):
     ``own`` counts the term in the note itself; ``near`` counts it in the notes remembered just
     before and after it in the same conversation, which the ranking weighs lower
     (``memory.services.notes``). A posting with ``own == 0`` exists for the context only.
+    ``length`` and ``near_length`` repeat the note's (``Note.length``, ``Note.near_length``), kept
+    in step by the note's transaction: BM25 reads a posting's document length from the index
+    itself, so ranking never visits the notes table row by row.
     """
 
     architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
@@ -80,14 +83,17 @@ class NoteKeyword(models.Model):
     lemma = models.CharField(max_length=64)
     own = models.PositiveIntegerField(default=1)
     near = models.PositiveIntegerField(default=0)
+    length = models.PositiveIntegerField(default=0)
+    near_length = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["note", "lemma"], name="note_keyword_once")]
-        # Covering for level 1: a term's document frequency (own > 0) and its BM25 postings are
-        # read from the index alone, the note joined by its key.
+        # Covering for level 1: a term's document frequency (own > 0) and its BM25 postings,
+        # document lengths included, are read from the index alone.
         indexes = [
             models.Index(
-                fields=["architect", "lemma", "own", "near", "note"], name="note_keyword_postings"
+                fields=["architect", "lemma", "own", "near", "length", "near_length", "note"],
+                name="note_keyword_ranking",
             )
         ]
 

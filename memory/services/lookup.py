@@ -215,24 +215,36 @@ def statement(
         )
         params += [w, w]
         where, where_params = _scope_where(scope)
+        # The postings carry their note's lengths: the notes table is read only to narrow to
+        # the asked scope, and for the few notes at the top to break a tie by the newer.
+        notes = f"JOIN {table[Note]} n ON n.id = k.note_id" if where else ""
         ctes.append(
             # Terms first, then their postings (SQLite takes CROSS JOIN's order as given).
-            f"""r AS MATERIALIZED (
+            f"""s AS MATERIALIZED (
             SELECT k.note_id,
                    SUM(i.idf * (k.own + %s * k.near) * %s
                        / ((k.own + %s * k.near)
-                          + %s * (1 - %s + %s * (n.length + %s * n.near_length) / i.average)))
-                       AS score,
-                   MAX(n.created_at) AS created
+                          + %s * (1 - %s + %s * (k.length + %s * k.near_length) / i.average)))
+                       AS score
             FROM i
             CROSS JOIN {table[NoteKeyword]} k
-            JOIN {table[Note]} n ON n.id = k.note_id
+            {notes}
             WHERE k.lemma = i.lemma AND k.architect_id = %s{where}
-            GROUP BY k.note_id
-            ORDER BY score DESC, created DESC
+            GROUP BY k.note_id)"""
+        )
+        params += [w, k1 + 1, w, k1, b, b, w, architect.pk, *where_params]
+        ctes.append(
+            # Every note scoring at least the limit-th best: the ties there go to the newer.
+            f"""r AS MATERIALIZED (
+            SELECT s.note_id, s.score, n.created_at AS created
+            FROM s
+            JOIN {table[Note]} n ON n.id = s.note_id
+            WHERE s.score >= COALESCE(
+                (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %s), s.score)
+            ORDER BY s.score DESC, n.created_at DESC
             LIMIT %s)"""
         )
-        params += [w, k1 + 1, w, k1, b, b, w, architect.pk, *where_params, limit]
+        params += [max(limit - 1, 0), limit]
         parts.append("SELECT 'd', " + _json([("lemma", "d.lemma"), ("df", "d.df")]) + " FROM d")
         held = (
             f"FROM {table[NoteKeyword]} k WHERE k.note_id = n.id"

@@ -113,7 +113,7 @@ def _before(note: Note) -> list[Note]:
         )
         .exclude(pk=note.pk)
         .order_by("-created_at")
-        .only("pk", "sender", "created_at", "text", "talk", "position")[
+        .only("pk", "sender", "created_at", "text", "talk", "position", "length", "near_length")[
             : settings.NOTES_CONTEXT_NEIGHBOURS
         ]
     )
@@ -157,6 +157,11 @@ def _own_terms(notes: Sequence[Note]) -> Counter[str]:
 
 
 def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
+    """``note``'s postings: its own terms and its neighbours' (``note.length`` is set)."""
+    near_length = sum(near.values())
+    if near_length:
+        Note.objects.filter(pk=note.pk).update(near_length=near_length)
+    note.near_length = near_length
     NoteKeyword.objects.bulk_create(
         [
             NoteKeyword(
@@ -165,33 +170,43 @@ def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
                 lemma=lemma,
                 own=own.get(lemma, 0),
                 near=near.get(lemma, 0),
+                length=note.length,
+                near_length=near_length,
             )
             for lemma in {**own, **near}
         ]
     )
-    near_length = sum(near.values())
-    if near_length:
-        Note.objects.filter(pk=note.pk).update(near_length=near_length)
-        note.near_length = near_length
 
 
 def _lend(note: Note, terms: Counter[str]) -> None:
-    """Add a neighbour's terms to ``note``'s context postings."""
+    """Add a neighbour's terms to ``note``'s context postings; its context grows by as many,
+    on the note and on each of its postings."""
     if not terms:
         return
+    added = sum(terms.values())
     existing = {k.lemma: k for k in NoteKeyword.objects.filter(note=note, lemma__in=list(terms))}
     for lemma, count in terms.items():
         if lemma in existing:
             existing[lemma].near += count
     NoteKeyword.objects.bulk_update(list(existing.values()), ["near"])
+    Note.objects.filter(pk=note.pk).update(near_length=F("near_length") + added)
+    NoteKeyword.objects.filter(note=note).update(near_length=F("near_length") + added)
+    note.near_length += added
     NoteKeyword.objects.bulk_create(
         [
-            NoteKeyword(architect_id=note.architect_id, note=note, lemma=lemma, own=0, near=count)
+            NoteKeyword(
+                architect_id=note.architect_id,
+                note=note,
+                lemma=lemma,
+                own=0,
+                near=count,
+                length=note.length,
+                near_length=note.near_length,
+            )
             for lemma, count in terms.items()
             if lemma not in existing
         ]
     )
-    Note.objects.filter(pk=note.pk).update(near_length=F("near_length") + sum(terms.values()))
 
 
 def reindex(architect_id: int) -> int:
@@ -211,8 +226,9 @@ def reindex(architect_id: int) -> int:
                 near.update(own[other.pk])
             with transaction.atomic():
                 NoteKeyword.objects.filter(note=note).delete()
+                note.length = sum(own[note.pk].values())
                 Note.objects.filter(pk=note.pk).update(
-                    length=sum(own[note.pk].values()),
+                    length=note.length,
                     near_length=0,
                     talk=conversation[0].pk,
                     position=i,

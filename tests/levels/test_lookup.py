@@ -14,7 +14,8 @@ from django.utils import timezone
 from memory import language, relevance
 from memory.levels import RecallContext
 from memory.levels import tables as level1
-from memory.models import Architect, Note
+from memory.models import Architect, Note, NoteKeyword
+from memory.services import lookup
 from memory.services import notes as notes_service
 from memory.shape.tools import promote_to_list
 
@@ -42,6 +43,21 @@ def _exact(architect):
     return (stats["n"], stats["length"] or 0, stats["near"] or 0)
 
 
+def _lengths_in_step(architect):
+    """Every posting carries its note's document lengths (the ranking reads them there)."""
+    notes = {
+        pk: (length, near)
+        for pk, length, near in Note.objects.filter(architect=architect).values_list(
+            "pk", "length", "near_length"
+        )
+    }
+    postings = NoteKeyword.objects.filter(architect=architect).values_list(
+        "note_id", "length", "near_length"
+    )
+    assert postings.exists()
+    return all(notes[note] == (length, near) for note, length, near in postings)
+
+
 def _ctx(architect, question):
     return RecallContext(
         architect=architect,
@@ -65,9 +81,12 @@ def test_the_statistics_follow_every_write_and_a_rebuild(bob, alice):
     assert _counted(bob) == _exact(bob)
     assert _counted(bob)[2] > 0  # the context was counted, not only the notes
     assert _counted(alice) == _exact(alice) == (1, _exact(alice)[1], 0)
+    assert _lengths_in_step(bob) and _lengths_in_step(alice)
     Architect.objects.filter(pk=bob.pk).update(notes_count=0, notes_length=0, notes_near_length=0)
+    NoteKeyword.objects.filter(architect=bob).update(length=0, near_length=0)
     notes_service.reindex(bob.pk)
     assert _counted(bob) == _exact(bob)
+    assert _lengths_in_step(bob)
     weights = relevance.term_weights(bob, ["paint"])
     assert weights.notes == 4
     assert weights.average_length == pytest.approx(relevance.average_length(*_exact(bob)), rel=1e-9)
@@ -113,3 +132,33 @@ def test_a_table_that_answers_adds_only_the_read_of_its_rows(grown, bob):
     [table] = answer.data["tables"]
     assert [row["value"] for row in table["rows"]] == ["Юля"]
     assert len(captured.captured_queries) == 2  # the one look, then the rows that answer
+
+
+@pytest.mark.django_db
+def test_ties_past_the_limit_go_to_the_newer_notes(bob):
+    # 15 notes say the same thing (equal scores), each in a conversation of its own; one says
+    # more. The best comes first, then the newest of the equals, however many tie.
+    start = timezone.now() - timedelta(days=1)
+    told = []
+    for i in range(15):
+        told.append(
+            notes_service.note_create(
+                architect=bob,
+                text="The lake was cold.",
+                scope=[],
+                sender=f"s{i}",
+                run=None,
+                at=start + timedelta(minutes=i),
+            )
+        )
+    best = notes_service.note_create(
+        architect=bob,
+        text="The lake was cold, the lake was very cold.",
+        scope=[],
+        sender="best",
+        run=None,
+        at=start - timedelta(days=1),
+    )
+    hits = lookup.notes_search(architect=bob, terms=["lake", "cold"], limit=5)
+    assert [hit.note.pk for hit in hits] == [best.pk] + [n.pk for n in reversed(told)][:4]
+    assert hits[1].score == hits[4].score < hits[0].score

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -29,6 +30,7 @@ MIN_SHARED = 2
 MAX_OLD_VALUE = 2
 MAX_NEW_VALUE = 3
 SEARCHED = 20
+RARITY_CAP = 200  # postings counted per term to find the rarest
 # Words that announce a change rather than carry the value (one list, in memory.relevance).
 MARKERS = relevance.CURRENT
 
@@ -53,22 +55,54 @@ def replaces(old: set[str], new: set[str]) -> bool:
     )
 
 
+def must_share(new: set[str]) -> int:
+    """The fewest terms an older note must share with ``new`` for ``replaces`` to hold: at
+    least ``MIN_SHARED``, and all but ``MAX_NEW_VALUE`` of the new terms that are not change
+    markers (the rest would be a new value too big to be one)."""
+    return max(MIN_SHARED, len(new - MARKERS) - MAX_NEW_VALUE)
+
+
+def _rarest(architect_id: Any, terms: set[str]) -> list[str]:
+    """``terms``, the rarest first, by their postings counted up to ``RARITY_CAP`` in one
+    statement (past the cap a term is common, and which common term comes first does not
+    matter)."""
+    table = NoteKeyword._meta.db_table
+    arm = (
+        f"SELECT %s, COUNT(*) FROM (SELECT 1 FROM {table} WHERE architect_id = %s"
+        " AND lemma = %s AND own > 0 LIMIT %s) AS x{}"
+    )
+    ordered = sorted(terms)
+    sql = " UNION ALL ".join(arm.format(i) for i in range(len(ordered)))
+    params: list[Any] = []
+    for term in ordered:
+        params += [term, architect_id, term, RARITY_CAP]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        counts = dict(cursor.fetchall())
+    return sorted(ordered, key=lambda term: counts.get(term, 0))
+
+
 def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
     """Mark the earlier notes ``note`` replaces (call inside the note's transaction)."""
     own = set(terms)
     if len(own) < MIN_SHARED:
         return []
+    least = must_share(own)
+    postings = NoteKeyword.objects.filter(architect_id=note.architect_id, own__gt=0)
+    # A note sharing ``least`` of the terms holds one of any len(own) - least + 1 of them: the
+    # rarest such terms name every candidate, and the common ones' long postings are read only
+    # for those (a write then costs about the same in a memory of 1k notes as of 100k).
+    rarest = _rarest(note.architect_id, own)[: len(own) - least + 1]
     rows = (
-        NoteKeyword.objects.filter(
-            architect_id=note.architect_id,
+        postings.filter(
             lemma__in=list(own),
-            own__gt=0,
+            note_id__in=postings.filter(lemma__in=rarest).values("note_id"),
             note__superseded_by__isnull=True,
         )
         .exclude(note_id=note.pk)
         .values("note_id")
         .annotate(shared=Count("pk"))
-        .filter(shared__gte=MIN_SHARED)
+        .filter(shared__gte=least)
         .order_by("-shared")[:SEARCHED]
     )
     ids = [r["note_id"] for r in rows]

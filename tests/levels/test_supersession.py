@@ -136,3 +136,42 @@ def test_level_4_puts_the_value_that_holds_now_before_a_replaced_one_it_found(bo
     assert ranked[0]["current"] is True and ranked[0]["answers"] is True
     assert ranked[0]["replaces"] == str(old.pk)
     assert ranked[1]["current"] is False
+
+
+@pytest.mark.django_db
+def test_reading_the_rarest_terms_first_replaces_exactly_what_checking_every_note_would(bob):
+    # Notes drawn from a small vocabulary, so many share terms: each write must supersede exactly
+    # the earlier, still current notes that ``replaces`` accepts — the rule applied to every
+    # note, written here in plain Python — though it reads only the rarest terms' postings.
+    import random
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory import language
+    from memory.services.notes import note_create
+
+    rng = random.Random(14)
+    words = ["lake", "house", "blue", "green", "dentist", "brown", "patel", "car", "red", "code"]
+    start = timezone.now() - timedelta(days=2)
+    told: list[tuple[Note, set[str]]] = []
+    replaced_any = 0
+    for i in range(60):
+        text = " ".join(rng.sample(words, rng.randint(2, 7)))
+        terms = set(language.terms(text))
+        current = {
+            n.pk for n in Note.objects.filter(architect=bob, superseded_by__isnull=True).only("pk")
+        }
+        expected = {n.pk for n, old in told if n.pk in current and replaces(old, terms)}
+        note = note_create(
+            architect=bob,
+            text=text,
+            scope=[],
+            sender=f"s{i}",  # each a conversation of its own: no context terms
+            run=None,
+            at=start + timedelta(minutes=i),
+        )
+        assert {n.pk for n in note.replaced} == expected, text
+        replaced_any += len(expected)
+        told.append((note, terms))
+    assert replaced_any > 5  # the vocabulary makes updates common, so the check has teeth

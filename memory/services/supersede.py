@@ -90,8 +90,9 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
     least = must_share(own)
     postings = NoteKeyword.objects.filter(architect_id=note.architect_id, own__gt=0)
     # A note sharing ``least`` of the terms holds one of any len(own) - least + 1 of them: the
-    # rarest such terms name every candidate, and the common ones' long postings are read only
-    # for those (a write then costs about the same in a memory of 1k notes as of 100k).
+    # rarest such terms name every candidate. The engines still scan the postings of every term
+    # (index only), but drop the other notes before the join to the notes table and the count;
+    # a write still grows with the memory, less steeply (PASSPORT.md §15).
     rarest = _rarest(note.architect_id, own)[: len(own) - least + 1]
     rows = (
         postings.filter(

@@ -75,7 +75,10 @@ class NoteKeyword(models.Model):
     (``memory.services.notes``). A posting with ``own == 0`` exists for the context only.
     ``length`` and ``near_length`` repeat the note's (``Note.length``, ``Note.near_length``), kept
     in step by the note's transaction: BM25 reads a posting's document length from the index
-    itself, so ranking never visits the notes table row by row.
+    itself, so ranking never visits the notes table row by row. ``terms`` is how many distinct
+    terms the note's own text holds, on its own postings (0 on a context-only one): supersession
+    looks up only the notes whose size could make them an earlier value of a new note
+    (``memory.services.supersede``).
     """
 
     architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
@@ -85,6 +88,7 @@ class NoteKeyword(models.Model):
     near = models.PositiveIntegerField(default=0)
     length = models.PositiveIntegerField(default=0)
     near_length = models.PositiveIntegerField(default=0)
+    terms = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["note", "lemma"], name="note_keyword_once")]
@@ -94,7 +98,13 @@ class NoteKeyword(models.Model):
             models.Index(
                 fields=["architect", "lemma", "own", "near", "length", "near_length", "note"],
                 name="note_keyword_ranking",
-            )
+            ),
+            # Supersession's candidates: the own postings of a term, by the note's size.
+            models.Index(
+                fields=["architect", "lemma", "terms", "note"],
+                name="note_keyword_sizes",
+                condition=models.Q(own__gt=0),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -172,6 +172,7 @@ def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
                 near=near.get(lemma, 0),
                 length=note.length,
                 near_length=near_length,
+                terms=len(own) if own.get(lemma, 0) else 0,
             )
             for lemma in {**own, **near}
         ]

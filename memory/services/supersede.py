@@ -31,6 +31,7 @@ MAX_OLD_VALUE = 2
 MAX_NEW_VALUE = 3
 SEARCHED = 20
 RARITY_CAP = 200  # postings counted per term to find the rarest
+CHUNK = 500  # candidates counted per statement (SQLite binds at most 32,766 values)
 # Words that announce a change rather than carry the value (one list, in memory.relevance).
 MARKERS = relevance.CURRENT
 
@@ -62,20 +63,27 @@ def must_share(new: set[str]) -> int:
     return max(MIN_SHARED, len(new - MARKERS) - MAX_NEW_VALUE)
 
 
-def _rarest(architect_id: Any, terms: set[str]) -> list[str]:
-    """``terms``, the rarest first, by their postings counted up to ``RARITY_CAP`` in one
-    statement (past the cap a term is common, and which common term comes first does not
-    matter)."""
+def sizes(new: set[str]) -> tuple[int, int]:
+    """How many terms an older note ``replaces`` could accept may hold: it shares at least
+    ``must_share`` and at most all of ``new`` but the one new value term, and keeps one to
+    ``MAX_OLD_VALUE`` of its own."""
+    return must_share(new) + 1, len(new) - 1 + MAX_OLD_VALUE
+
+
+def _rarest(architect_id: Any, terms: set[str], low: int, high: int) -> list[str]:
+    """``terms``, the rarest first among the notes of ``low`` to ``high`` terms, by their own
+    postings counted up to ``RARITY_CAP`` in one statement (past the cap a term is common, and
+    which common term comes first does not matter)."""
     table = NoteKeyword._meta.db_table
     arm = (
         f"SELECT %s, COUNT(*) FROM (SELECT 1 FROM {table} WHERE architect_id = %s"
-        " AND lemma = %s AND own > 0 LIMIT %s) AS x{}"
+        " AND lemma = %s AND own > 0 AND terms BETWEEN %s AND %s LIMIT %s) AS x{}"
     )
     ordered = sorted(terms)
     sql = " UNION ALL ".join(arm.format(i) for i in range(len(ordered)))
     params: list[Any] = []
     for term in ordered:
-        params += [term, architect_id, term, RARITY_CAP]
+        params += [term, architect_id, term, low, high, RARITY_CAP]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         counts = dict(cursor.fetchall())
@@ -88,25 +96,39 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
     if len(own) < MIN_SHARED:
         return []
     least = must_share(own)
-    postings = NoteKeyword.objects.filter(architect_id=note.architect_id, own__gt=0)
-    # A note sharing ``least`` of the terms holds one of any len(own) - least + 1 of them: the
-    # rarest such terms name every candidate. The engines still scan the postings of every term
-    # (index only), but drop the other notes before the join to the notes table and the count;
-    # a write still grows with the memory, less steeply (PASSPORT.md §15).
-    rarest = _rarest(note.architect_id, own)[: len(own) - least + 1]
-    rows = (
-        postings.filter(
-            lemma__in=list(own),
-            note_id__in=postings.filter(lemma__in=rarest).values("note_id"),
-            note__superseded_by__isnull=True,
-        )
-        .exclude(note_id=note.pk)
-        .values("note_id")
-        .annotate(shared=Count("pk"))
-        .filter(shared__gte=least)
-        .order_by("-shared")[:SEARCHED]
+    low, high = sizes(own)
+    # A note sharing ``least`` of the terms holds one of any len(own) - least + 1 of them, and
+    # holds ``low`` to ``high`` terms itself: the own postings of the rarest such terms among
+    # notes of that size name every candidate (one range of the ``note_keyword_sizes`` index
+    # each), and only the candidates' postings are counted. What a write reads grows with how
+    # many notes of its size hold its rarest terms, not with the memory (PASSPORT.md §15).
+    rarest = _rarest(note.architect_id, own, low, high)[: len(own) - least + 1]
+    candidates = set(
+        NoteKeyword.objects.filter(
+            architect_id=note.architect_id,
+            lemma__in=rarest,
+            own__gt=0,
+            terms__gte=low,
+            terms__lte=high,
+        ).values_list("note_id", flat=True)
     )
-    ids = [r["note_id"] for r in rows]
+    candidates.discard(note.pk)
+    # Each candidate's shared terms, by the (note, lemma) key. No join to the notes here: with
+    # one, SQLite reads every current note first.
+    shared: dict[Any, int] = {}
+    listed = sorted(candidates, key=str)
+    for first in range(0, len(listed), CHUNK):
+        rows = (
+            NoteKeyword.objects.filter(
+                note_id__in=listed[first : first + CHUNK], lemma__in=list(own), own__gt=0
+            )
+            .values("note_id")
+            .annotate(shared=Count("pk"))
+            .filter(shared__gte=least)
+        )
+        shared.update((r["note_id"], r["shared"]) for r in rows)
+    current = Note.objects.filter(pk__in=list(shared), superseded_by__isnull=True)
+    ids = sorted(current.values_list("pk", flat=True), key=lambda pk: -shared[pk])[:SEARCHED]
     if not ids:
         return []
     terms_of: dict[Any, set[str]] = {}

@@ -3,6 +3,7 @@ either engine, over statistics kept exactly in the note's transaction."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -55,7 +56,21 @@ def _lengths_in_step(architect):
         "note_id", "length", "near_length"
     )
     assert postings.exists()
-    return all(notes[note] == (length, near) for note, length, near in postings)
+    return all(notes[note] == (length, near) for note, length, near in postings) and _sizes_in_step(
+        architect
+    )
+
+
+def _sizes_in_step(architect):
+    """Every own posting carries how many own postings its note has (supersession reads it);
+    a context-only posting carries 0."""
+    own = Counter(
+        NoteKeyword.objects.filter(architect=architect, own__gt=0).values_list("note_id", flat=True)
+    )
+    postings = NoteKeyword.objects.filter(architect=architect).values_list(
+        "note_id", "own", "terms"
+    )
+    return all(terms == (own[note] if mine else 0) for note, mine, terms in postings)
 
 
 def _ctx(architect, question):
@@ -83,7 +98,7 @@ def test_the_statistics_follow_every_write_and_a_rebuild(bob, alice):
     assert _counted(alice) == _exact(alice) == (1, _exact(alice)[1], 0)
     assert _lengths_in_step(bob) and _lengths_in_step(alice)
     Architect.objects.filter(pk=bob.pk).update(notes_count=0, notes_length=0, notes_near_length=0)
-    NoteKeyword.objects.filter(architect=bob).update(length=0, near_length=0)
+    NoteKeyword.objects.filter(architect=bob).update(length=0, near_length=0, terms=7)
     notes_service.reindex(bob.pk)
     assert _counted(bob) == _exact(bob)
     assert _lengths_in_step(bob)

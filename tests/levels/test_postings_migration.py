@@ -1,6 +1,6 @@
-"""Migration 0019 gives the postings already written their notes' document lengths: a memory
-upgraded in place ranks as one written after it (``memory.services.lookup`` reads the lengths
-from the postings)."""
+"""Migrations 0019 and 0020 give the postings already written their notes' document lengths and
+sizes: a memory upgraded in place ranks and supersedes as one written after it
+(``memory.services.lookup`` and ``memory.services.supersede`` read them from the postings)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,41 @@ def test_the_migration_copies_each_notes_lengths_into_its_postings():
     )
     assert len(postings) == 6
     assert all(lengths[note] == (length, near) for note, length, near in postings)
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())  # the test database as it was
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_counts_each_notes_own_terms_into_its_own_postings():
+    before = [("memory", "0019_postings_carry_lengths")]
+    after = [("memory", "0020_supersession_by_size")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    Architect = old.get_model("memory", "Architect")
+    Note = old.get_model("memory", "Note")
+    NoteKeyword = old.get_model("memory", "NoteKeyword")
+    architect = Architect.objects.create(name="upgraded")
+    expected = {}
+    for i, (own, near) in enumerate([(3, 0), (1, 2), (5, 1)]):
+        note = Note.objects.create(id=uuid.uuid4(), architect=architect, text=f"n{i}", sender="s")
+        for j in range(own):
+            NoteKeyword.objects.create(architect=architect, note=note, lemma=f"o{j}", own=1)
+            expected[(note.pk, f"o{j}")] = own
+        for j in range(near):  # context-only postings stay 0
+            NoteKeyword.objects.create(architect=architect, note=note, lemma=f"c{j}", own=0)
+            expected[(note.pk, f"c{j}")] = 0
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
+    postings = new.get_model("memory", "NoteKeyword").objects.values_list(
+        "note_id", "lemma", "terms"
+    )
+    assert {(note, lemma): terms for note, lemma, terms in postings} == expected
 
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()

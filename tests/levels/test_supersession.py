@@ -175,3 +175,34 @@ def test_reading_the_rarest_terms_first_replaces_exactly_what_checking_every_not
         replaced_any += len(expected)
         told.append((note, terms))
     assert replaced_any > 5  # the vocabulary makes updates common, so the check has teeth
+
+
+def test_the_size_bounds_hold_every_pair_replaces_accepts_and_no_wider():
+    # Every pair of term sets over a small vocabulary with a change marker in it: whenever
+    # ``replaces`` accepts, the old note shares ``must_share`` terms and its size lies within
+    # ``sizes`` of the new one — so reading only notes of that size misses nothing. And each
+    # bound is reached by some pair, so the range is not wider than the rule needs.
+    from itertools import combinations
+
+    from memory.services.supersede import MARKERS, must_share, sizes
+
+    marker = sorted(MARKERS)[0]
+    vocabulary = ["lake", "house", "blue", "green", "dentist", "patel", "car", marker]
+    subsets = [set(c) for n in range(1, 8) for c in combinations(vocabulary, n)]
+    low_reached: set[frozenset[str]] = set()
+    high_reached: set[frozenset[str]] = set()
+    accepted = 0
+    for new in subsets:
+        low, high = sizes(new)
+        for old in subsets:
+            if not replaces(old, new):
+                continue
+            accepted += 1
+            assert len(old & new) >= must_share(new), (old, new)
+            assert low <= len(old) <= high, (old, new)
+            if len(old) == low:
+                low_reached.add(frozenset(new))
+            if len(old) == high:
+                high_reached.add(frozenset(new))
+    assert accepted > 1000
+    assert low_reached and high_reached

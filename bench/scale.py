@@ -19,9 +19,13 @@ largest size).
     .venv/bin/python bench/scale.py --sizes 1000,3000 --architects-run 10x100
     .venv/bin/python bench/scale.py --engine postgres --pg postgres://postgres@127.0.0.1:5432
 
-The real lightrag-server is measured by tests/stores/test_graph_server.py (0 model calls a
-remember); this harness uses the embedded graph unless LIGHTRAG_URL(S) are set in the
-environment, which it passes on.
+The graph is the embedded LightRAG unless ``--lightrag-server`` starts a real lightrag-server
+for the one architect of each configuration (``make lightrag-server``; the server's model and
+embeddings are the OpenAI-compatible stub of tests/lightrag_server, which counts the model calls
+a remember costs there: 0 is the rule), or LIGHTRAG_URL(S) name servers in the environment.
+
+    .venv/bin/python bench/scale.py --engine postgres --lightrag-server --sizes 1000,10000 \
+        --architects-run none
 """
 
 from __future__ import annotations
@@ -77,8 +81,40 @@ def _prefill(names: list[str], texts: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def run_one(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
+def _server(architects: int):  # type: ignore[no-untyped-def]
+    """A real lightrag-server for the one architect, pointed at by LIGHTRAG_URLS."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT))
+    from tests.lightrag_server.harness import LightRagServer, installed
+
+    if architects != 1:
+        raise SystemExit("--lightrag-server runs one architect (a server serves one workspace)")
+    if not installed():
+        raise SystemExit("--lightrag-server needs `make lightrag-server` first")
+    server = LightRagServer(Path(tempfile.mkdtemp(prefix="memory-scale-lightrag-")))
+    os.environ["LIGHTRAG_URLS"] = json.dumps({"scale-0": server.url})
+    os.environ["LIGHTRAG_API_KEY"] = server.api_key
+    return server
+
+
+def run_one(
+    facts: int, architects: int, engine: str, pg: str, told: int, lightrag_server: bool = False
+) -> dict:
     """One configuration, in this (fresh) process. Returns its figures."""
+    server = _server(architects) if lightrag_server else None
+    try:
+        figures = _run(facts, architects, engine, pg, told)
+    finally:
+        if server is not None:
+            server.close()
+    if server is not None:
+        figures["graph"] = "lightrag-server"
+        figures["server_model_calls"] = server.llm_calls()
+    return figures
+
+
+def _run(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
     os.environ["STORES_FILL"] = "behind"
     os.environ["RELEARNING"] = "off"  # first asks: what is measured is finding, not learning
     if engine == "sqlite":  # its own file in its own data folder, whatever the caller's is
@@ -163,6 +199,7 @@ def run_one(facts: int, architects: int, engine: str, pg: str, told: int) -> dic
         "disk_per_1k": disk / (facts / 1000),
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "drainer_errors": drainer.errors,
+        "graph": "embedded" if not settings.LIGHTRAG_URLS else "servers",
     }
 
 
@@ -186,11 +223,16 @@ def main() -> None:
         "--told", type=int, default=1000, help="facts told through HTTP and the stores; "
         "those before them are prefilled through the notes' write path",
     )  # fmt: skip
+    parser.add_argument(
+        "--lightrag-server", action="store_true",
+        help="a real lightrag-server as the graph (one architect per configuration)",
+    )  # fmt: skip
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: facts,architects
     args = parser.parse_args()
     if args.one:
         facts, architects = (int(x) for x in args.one.split(","))
-        print(json.dumps(run_one(facts, architects, args.engine, args.pg, args.told)))
+        figures = run_one(facts, architects, args.engine, args.pg, args.told, args.lightrag_server)
+        print(json.dumps(figures))
         return
     plans = [(int(s), 1) for s in args.sizes.split(",") if s]
     if args.architects_run != "none":
@@ -201,7 +243,8 @@ def main() -> None:
         print(f"{args.engine}: {facts} facts over {architects} architect(s)…", file=sys.stderr)
         done = subprocess.run(
             [sys.executable, __file__, "--engine", args.engine, "--pg", args.pg, "--one",
-             f"{facts},{architects}", "--told", str(args.told)],
+             f"{facts},{architects}", "--told", str(args.told),
+             *(["--lightrag-server"] if args.lightrag_server else [])],
             capture_output=True, text=True, cwd=ROOT,
         )  # fmt: skip
         if done.returncode != 0:
@@ -212,8 +255,12 @@ def main() -> None:
                 f"  {rows[-1]['prefilled']} prefilled in {rows[-1]['prefill_seconds']:.0f} s",
                 file=sys.stderr,
             )
+    graph = rows[-1]["graph"]
+    calls = [str(r["server_model_calls"]) for r in rows if "server_model_calls" in r]
     print(
-        f"\ncores: {os.cpu_count()}; engine: {args.engine}; capture first (STORES_FILL=behind); "
+        f"\ncores: {os.cpu_count()}; engine: {args.engine}; graph: {graph}"
+        f"{' (model calls on the server: ' + ', '.join(calls) + ')' if calls else ''}; "
+        f"capture first (STORES_FILL=behind); "
         f"the last {args.told} facts of each told through HTTP, the rest prefilled"
     )
     print(

@@ -200,6 +200,7 @@ def _run(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "drainer_errors": drainer.errors,
         "graph": "embedded" if not settings.LIGHTRAG_URLS else "servers",
+        "database": connection.settings_dict["NAME"] if engine == "postgres" else None,
     }
 
 
@@ -250,6 +251,11 @@ def main() -> None:
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        if rows[-1].get("database"):  # measured: the bench's PostgreSQL database goes
+            import psycopg
+
+            with psycopg.connect(f"{args.pg}/postgres", autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{rows[-1]["database"]}"')
         if rows[-1]["prefilled"]:
             print(
                 f"  {rows[-1]['prefilled']} prefilled in {rows[-1]['prefill_seconds']:.0f} s",

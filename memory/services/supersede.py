@@ -116,7 +116,7 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
     # Each candidate's shared terms, by the (note, lemma) key. No join to the notes here: with
     # one, SQLite reads every current note first.
     shared: dict[Any, int] = {}
-    listed = sorted(candidates, key=str)
+    listed = list(candidates)
     for first in range(0, len(listed), CHUNK):
         rows = (
             NoteKeyword.objects.filter(

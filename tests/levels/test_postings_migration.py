@@ -14,11 +14,19 @@ BEFORE = [("memory", "0018_index_statistics")]
 AFTER = [("memory", "0019_postings_carry_lengths")]
 
 
+def _migrate(target):  # type: ignore[no-untyped-def]
+    """The database migrated to ``target`` (None: the newest), and the models as they were
+    there."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    target = target or executor.loader.graph.leaf_nodes()
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_copies_each_notes_lengths_into_its_postings():
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
+    old = _migrate(BEFORE)
     Architect = old.get_model("memory", "Architect")
     Note = old.get_model("memory", "Note")
     NoteKeyword = old.get_model("memory", "NoteKeyword")
@@ -37,28 +45,21 @@ def test_the_migration_copies_each_notes_lengths_into_its_postings():
         for lemma in ("lake", f"word{i}"):
             NoteKeyword.objects.create(architect=architect, note=note, lemma=lemma, own=1)
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(AFTER)
-    new = executor.loader.project_state(AFTER).apps
+    new = _migrate(AFTER)
     postings = new.get_model("memory", "NoteKeyword").objects.values_list(
         "note_id", "length", "near_length"
     )
     assert len(postings) == 6
     assert all(lengths[note] == (length, near) for note, length, near in postings)
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # the test database as it was
+    _migrate(None)  # the test database as it was
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_counts_each_notes_own_terms_into_its_own_postings():
     before = [("memory", "0019_postings_carry_lengths")]
     after = [("memory", "0020_supersession_by_size")]
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = _migrate(before)
     Architect = old.get_model("memory", "Architect")
     Note = old.get_model("memory", "Note")
     NoteKeyword = old.get_model("memory", "NoteKeyword")
@@ -73,15 +74,10 @@ def test_the_migration_counts_each_notes_own_terms_into_its_own_postings():
             NoteKeyword.objects.create(architect=architect, note=note, lemma=f"c{j}", own=0)
             expected[(note.pk, f"c{j}")] = 0
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(after)
-    new = executor.loader.project_state(after).apps
+    new = _migrate(after)
     postings = new.get_model("memory", "NoteKeyword").objects.values_list(
         "note_id", "lemma", "terms"
     )
     assert {(note, lemma): terms for note, lemma, terms in postings} == expected
 
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())  # the test database as it was
+    _migrate(None)  # the test database as it was

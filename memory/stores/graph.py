@@ -220,6 +220,9 @@ class LocalLightRag:
                     llm_model_func=_no_model,
                     tokenizer=Tokenizer("memory-words", WordTokenizer()),
                     cosine_better_than_threshold=settings.GRAPH_COSINE_THRESHOLD,
+                    # One embedding call at a time: the embedder's other model stays free for
+                    # the vectors, which make a note findable first (the outbox's lanes).
+                    embedding_func_max_async=1,
                 )
                 self._loop.run(rag.initialize_storages(), timeout=60)
                 self._instances[architect_id] = rag

@@ -21,12 +21,13 @@ import random
 import time
 import traceback
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -245,22 +246,69 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
         data = door.client().drain(ids=list(ids) if ids is not None else None, force=force)
         return Drained.from_dict(data)
     result = Drained()
+    vector_lane, graph_lane = _lanes(_claimed(ids, force, limit))
+    if ids is not None:  # the request's own items, all of them, in order
+        _run_lane([*vector_lane, *graph_lane], None, result)
+        return result
+    # The graph's inserts run in a lane of their own (two cores embed at once,
+    # EMBEDDER_INSTANCES) for up to GRAPH_ROUND_SECONDS; meanwhile this thread delivers the
+    # vectors of what is told, round after round of OUTBOX_ROUND_SECONDS, so a note is
+    # findable by meaning (level 4) without waiting behind the graph. Not inside a transaction
+    # of the caller's: another thread's connection would not see what it has not committed.
+    if graph_lane and not transaction.get_connection().in_atomic_block:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="outbox-graph") as lane:
+            graph_done = lane.submit(_own_connection, _graph_lane, graph_lane, force, result)
+            _run_lane(vector_lane, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
+            while not graph_done.done():
+                more, _ = _lanes(_claimed(None, force, limit, graph=False))
+                if more:
+                    _run_lane(more, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
+                else:
+                    wait([graph_done], timeout=0.05)
+            graph_done.result()
+    else:
+        budget = time.monotonic() + settings.OUTBOX_ROUND_SECONDS
+        _run_lane([*vector_lane, *graph_lane], budget, result)
+    return result
+
+
+def _graph_lane(groups: list[list[OutboxItem]], force: bool, result: Drained) -> None:
+    """The graph's inserts for up to GRAPH_ROUND_SECONDS: the groups claimed, then what has
+    come due meanwhile, until none is left."""
+    budget = time.monotonic() + settings.GRAPH_ROUND_SECONDS
+    while groups:
+        _run_lane(groups, budget, result)
+        if time.monotonic() > budget:
+            return
+        groups = _lanes(_claimed(None, force, settings.GRAPH_BATCH, graph=True))[1]
+
+
+def _claimed(
+    ids: Iterable[int] | None, force: bool, limit: int, *, graph: bool | None = None
+) -> list[OutboxItem]:
+    """Lease the queued items asked for (the given ones, or the due ones; only the graph's,
+    or all but the graph's), oldest first."""
     query = OutboxItem.objects.filter(status="queued")
+    if graph is True:
+        query = query.filter(store="graph")
+    elif graph is False:
+        query = query.exclude(store="graph")
     if ids is not None:
         query = query.filter(pk__in=list(ids))
     elif not force:
         query = query.filter(next_attempt_at__lte=timezone.now())
-    claimed = [
+    return [
         item
         for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
         if (item := _claim(pk, force=force or ids is not None)) is not None
     ]
-    # Vector writes of one architect and kind go as one batch (VECTOR_BATCH at most: one call
-    # of an embedding server for many notes), and first: they make a note findable by meaning
-    # (level 4). The graph's items of one architect follow as one insert (GRAPH_BATCH at most),
-    # then the rest. A round of the whole queue has a time budget: once it is spent, what was
-    # not begun is released for the next round, so what is told meanwhile never waits behind a
-    # long backlog.
+
+
+def _lanes(claimed: list[OutboxItem]) -> tuple[list[list[OutboxItem]], list[list[OutboxItem]]]:
+    """(everything but the graph, the graph) as groups: vector writes of one architect and
+    kind as one batch (VECTOR_BATCH at most: one call of an embedding server for many notes),
+    then the other single items; the graph's items of one architect as one insert
+    (GRAPH_BATCH at most)."""
     vector_groups: dict[tuple[int, str], list[OutboxItem]] = {}
     graph_groups: dict[int, list[OutboxItem]] = {}
     singles: list[list[OutboxItem]] = []
@@ -272,12 +320,22 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
             graph_groups.setdefault(item.architect_id, []).append(item)
         else:
             singles.append([item])
-    groups = [
-        *_chunked(vector_groups.values(), settings.VECTOR_BATCH),
-        *_chunked(graph_groups.values(), settings.GRAPH_BATCH),
-        *singles,
-    ]
-    budget = None if ids is not None else time.monotonic() + settings.OUTBOX_ROUND_SECONDS
+    return (
+        [*_chunked(vector_groups.values(), settings.VECTOR_BATCH), *singles],
+        _chunked(graph_groups.values(), settings.GRAPH_BATCH),
+    )
+
+
+def _own_connection(work: Any, *args: Any) -> Any:
+    """Work in a thread of its own, which closes the database connection it opened."""
+    try:
+        return work(*args)
+    finally:
+        connections.close_all()
+
+
+def _run_lane(groups: list[list[OutboxItem]], budget: float | None, result: Drained) -> None:
+    """Deliver groups in order until the round's time is spent (the first group always)."""
     for n, group in enumerate(groups):
         if n and budget is not None and time.monotonic() > budget:
             _release([i.pk for g in groups[n:] for i in g])
@@ -294,7 +352,6 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
             _graph_pace.observe(len(group), time.monotonic() - started)
         else:
             _deliver_one(group[0], result)
-    return result
 
 
 def _release(pks: list[int]) -> None:

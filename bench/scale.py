@@ -6,7 +6,7 @@ in-process (capture first, a drainer thread standing in for the worker, as in be
 then recalls. Past ``--told`` facts (default 1000) a configuration is prefilled: the facts before
 the last ``--told`` go through the notes' own write path (``notes.note_create``: postings, the
 conversation's context, supersession — what makes a remember cost more as the memory grows) and
-not through the stores, whose delivery (≈2.6 notes/s here) would take hours at 100k; so levels 3
+not through the stores, whose delivery (≈6 notes/s on 2 cores) would take hours at 100k; so levels 3
 and 4 see the last ``--told`` facts only, and the disk column counts all of them. Per configuration it prints remember p50/p95 (the last 200 before the end), the
 fill lag (how long the stores took to catch up after the last answer), recall p50/p95 per level
 that answered (questions built from told facts, at standard and at deep), disk per 1k facts

@@ -8,7 +8,9 @@ architect on the full-text index) it times, in the same process and on the same 
                ranking's lifts, the answer built);
   - recall:    the whole recall service (parameters, run record, the ladder).
 and prints p50/p95 in milliseconds, the ratios of p50 to the baseline, and how many queries
-one level-1 search makes.
+one level-1 search makes. Over the notes it also times a bare read of every posting of the asked
+terms (what exact BM25 must read, fetched without counting or scoring) and prints the
+statement's p50 as a ratio to it: the database's own cost of the same reading.
 
     .venv/bin/python bench/level1.py                    # SQLite and PostgreSQL, 1k/10k/100k
     .venv/bin/python bench/level1.py --engine sqlite --sizes 1000,10000
@@ -281,7 +283,7 @@ def _ask_notes(architect, what: str, question: str, size: int, repeats: int) -> 
     from memory import language
     from memory.levels import RecallContext
     from memory.levels import tables as level1
-    from memory.models import Note
+    from memory.models import Note, NoteKeyword
 
     ctx = RecallContext(
         architect=architect,
@@ -318,11 +320,31 @@ def _ask_notes(architect, what: str, question: str, size: int, repeats: int) -> 
 
     assert baseline() == len(returned), "the baseline must read the very rows level 1 gave"
 
+    # The database's own cost of what exact BM25 must read: every posting of the asked terms,
+    # by the index, fetched bare (no counting, no scoring).
+    asked = list(dict.fromkeys(ctx.keywords))
+    postings_sql = (
+        f'SELECT "note_id", "own", "near", "length", "near_length" FROM '
+        f'"{NoteKeyword._meta.db_table}" WHERE "architect_id" = %s AND "lemma" IN '
+        f"({', '.join(['%s'] * len(asked))})"
+    )
+
+    def postings(sql: str = postings_sql, params: list = [architect.pk, *asked]) -> int:  # noqa: B006
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return len(cursor.fetchall())
+
     base = timed(baseline, repeats)
+    read = timed(postings, repeats)
     bare = timed(_statement(ctx, level1.SEARCHED), repeats)
     lvl = timed(lambda ctx=ctx: level1.search(ctx), repeats)
     _row(size, len(returned), len(captured.captured_queries), base, bare, lvl)
     print(f"{'':>7} ↑ {what}, {len(ctx.keywords)} terms")
+    print(
+        f"{'':>7}   a bare read of the {postings()} postings of those terms: p50 "
+        f"{statistics.median(read):.2f} ms; the statement is "
+        f"×{statistics.median(bare) / statistics.median(read):.1f} of it"
+    )
 
 
 def _statement(ctx, limit: int):  # type: ignore[no-untyped-def]

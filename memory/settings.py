@@ -411,10 +411,10 @@ MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
 OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
 OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
 # A round of the queue delivers the vector batches for at most this long and leaves the rest to
-# the next round. The graph's inserts run beside them, in a lane of their own, for at most
+# the next round. The graph's inserts run beside them, in a thread of their own, for at most
 # GRAPH_ROUND_SECONDS a drain, while the vectors go on round after round: a note's vectors never
-# wait behind the graph. Outside a drain, or inside a caller's transaction, the graph takes what
-# is left of one round after the vectors.
+# wait behind the graph. Inside a caller's transaction the two run one after the other and the
+# graph gets what is left of the round (another thread would not see uncommitted rows).
 OUTBOX_ROUND_SECONDS = env.float("OUTBOX_ROUND_SECONDS", 0.5, validate=lambda v: v > 0)
 GRAPH_ROUND_SECONDS = env.float("GRAPH_ROUND_SECONDS", 5.0, validate=lambda v: v > 0)
 # The graph's items of one architect delivered as one insert, and vector writes of one architect

@@ -81,6 +81,43 @@ def _prefill(names: list[str], texts: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def _prefill_bulk(names: list[str], texts: list[str]) -> float:
+    """``texts`` as notes written in bulk, a millisecond apart (one conversation per
+    architect, as ``_prefill`` makes them), then their postings rebuilt by ``notes.reindex``:
+    the same postings, conversation context and index statistics the write path gives
+    (tests/levels/test_fulltext.py holds reindex to it), in minutes instead of hours at 100k.
+    What it skips is supersession's marks on the older copies: the remembers measured after it
+    still run supersession over every note. Seconds spent."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.models import Architect, Note
+    from memory.services.notes import reindex
+
+    architects = [Architect.objects.get(name=name) for name in names]
+    started = time.perf_counter()
+    first_at = timezone.now() - timedelta(milliseconds=len(texts) + 1000)
+    batch = []
+    for i, text in enumerate(texts):
+        batch.append(
+            Note(
+                architect=architects[i % len(architects)],
+                text=text,
+                scope=[],
+                sender="bench",
+                created_at=first_at + timedelta(milliseconds=i),
+            )
+        )
+        if len(batch) == PREFILL_COMMIT * 4 or i == len(texts) - 1:
+            Note.objects.bulk_create(batch)
+            batch = []
+    print(f"  {len(texts)} notes written in bulk", file=sys.stderr)
+    for architect in architects:
+        reindex(architect.pk)
+    return time.perf_counter() - started
+
+
 def _server(architects: int):  # type: ignore[no-untyped-def]
     """A real lightrag-server for the one architect, pointed at by LIGHTRAG_URLS."""
     import tempfile
@@ -99,12 +136,18 @@ def _server(architects: int):  # type: ignore[no-untyped-def]
 
 
 def run_one(
-    facts: int, architects: int, engine: str, pg: str, told: int, lightrag_server: bool = False
+    facts: int,
+    architects: int,
+    engine: str,
+    pg: str,
+    told: int,
+    lightrag_server: bool = False,
+    prefill: str = "writes",
 ) -> dict:
     """One configuration, in this (fresh) process. Returns its figures."""
     server = _server(architects) if lightrag_server else None
     try:
-        figures = _run(facts, architects, engine, pg, told)
+        figures = _run(facts, architects, engine, pg, told, prefill)
     finally:
         if server is not None:
             server.close()
@@ -114,7 +157,7 @@ def run_one(
     return figures
 
 
-def _run(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
+def _run(facts: int, architects: int, engine: str, pg: str, told: int, prefill: str) -> dict:
     os.environ["STORES_FILL"] = "behind"
     os.environ["RELEARNING"] = "off"  # first asks: what is measured is finding, not learning
     if engine == "sqlite":  # its own file in its own data folder, whatever the caller's is
@@ -142,7 +185,8 @@ def _run(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
     clients = [_client(f"scale-{i}") for i in range(architects)]  # named as _prefill reads
     before = max(0, facts - told)
     names = [f"scale-{i}" for i in range(architects)]
-    prefill_seconds = _prefill(names, texts[:before]) if before else 0.0
+    fill = _prefill_bulk if prefill == "bulk" else _prefill
+    prefill_seconds = fill(names, texts[:before]) if before else 0.0
     drainer = Drainer()
     drainer.start()
     spent: list[float] = []
@@ -189,6 +233,7 @@ def _run(facts: int, architects: int, engine: str, pg: str, told: int) -> dict:
         "architects": architects,
         "prefilled": before,
         "prefill_seconds": prefill_seconds,
+        "prefill": prefill,
         "remember_p50": statistics.median(window),
         "remember_p95": percentile(window, 95),
         "fill_seconds": fill_seconds,
@@ -228,11 +273,18 @@ def main() -> None:
         "--lightrag-server", action="store_true",
         help="a real lightrag-server as the graph (one architect per configuration)",
     )  # fmt: skip
+    parser.add_argument(
+        "--prefill", choices=["writes", "bulk"], default="writes",
+        help="the facts before the told ones: one write each through notes.note_create, or "
+        "written in bulk and indexed by notes.reindex (same postings, no supersession marks)",
+    )  # fmt: skip
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: facts,architects
     args = parser.parse_args()
     if args.one:
         facts, architects = (int(x) for x in args.one.split(","))
-        figures = run_one(facts, architects, args.engine, args.pg, args.told, args.lightrag_server)
+        figures = run_one(
+            facts, architects, args.engine, args.pg, args.told, args.lightrag_server, args.prefill
+        )
         print(json.dumps(figures))
         return
     plans = [(int(s), 1) for s in args.sizes.split(",") if s]
@@ -244,7 +296,7 @@ def main() -> None:
         print(f"{args.engine}: {facts} facts over {architects} architect(s)…", file=sys.stderr)
         done = subprocess.run(
             [sys.executable, __file__, "--engine", args.engine, "--pg", args.pg, "--one",
-             f"{facts},{architects}", "--told", str(args.told),
+             f"{facts},{architects}", "--told", str(args.told), "--prefill", args.prefill,
              *(["--lightrag-server"] if args.lightrag_server else [])],
             capture_output=True, text=True, cwd=ROOT,
         )  # fmt: skip
@@ -258,7 +310,8 @@ def main() -> None:
                 conn.execute(f'DROP DATABASE IF EXISTS "{rows[-1]["database"]}"')
         if rows[-1]["prefilled"]:
             print(
-                f"  {rows[-1]['prefilled']} prefilled in {rows[-1]['prefill_seconds']:.0f} s",
+                f"  {rows[-1]['prefilled']} prefilled ({rows[-1]['prefill']}) in "
+                f"{rows[-1]['prefill_seconds']:.0f} s",
                 file=sys.stderr,
             )
     graph = rows[-1]["graph"]
@@ -267,7 +320,8 @@ def main() -> None:
         f"\ncores: {os.cpu_count()}; engine: {args.engine}; graph: {graph}"
         f"{' (model calls on the server: ' + ', '.join(calls) + ')' if calls else ''}; "
         f"capture first (STORES_FILL=behind); "
-        f"the last {args.told} facts of each told through HTTP, the rest prefilled"
+        f"the last {args.told} facts of each told through HTTP, the rest prefilled "
+        f"({'in bulk + reindex' if args.prefill == 'bulk' else 'one write each'})"
     )
     print(
         f"{'facts':>7} {'arch':>5} {'prefilled':>9} {'remember p50/p95 ms':>20} {'fill s':>7} {'lag s':>6} "

@@ -26,6 +26,9 @@ from memory import language
 from memory.models import Architect, Note, NoteKeyword, Run
 from memory.services.supersede import supersede
 
+REINDEX_CHUNK = 200  # notes rebuilt per transaction (the write lock's span)
+REINDEX_BATCH = 2000  # postings per INSERT (SQLite binds at most 32,766 values)
+
 
 def note_create(
     *,
@@ -161,22 +164,27 @@ def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
     near_length = sum(near.values())
     if near_length:
         Note.objects.filter(pk=note.pk).update(near_length=near_length)
+    NoteKeyword.objects.bulk_create(_postings(note, own, near))
+
+
+def _postings(note: Note, own: Counter[str], near: Counter[str]) -> list[NoteKeyword]:
+    """The postings ``note`` holds (one rule for a write and for ``reindex``); sets its
+    ``near_length``."""
+    near_length = sum(near.values())
     note.near_length = near_length
-    NoteKeyword.objects.bulk_create(
-        [
-            NoteKeyword(
-                architect_id=note.architect_id,
-                note=note,
-                lemma=lemma,
-                own=own.get(lemma, 0),
-                near=near.get(lemma, 0),
-                length=note.length,
-                near_length=near_length,
-                terms=len(own) if own.get(lemma, 0) else 0,
-            )
-            for lemma in {**own, **near}
-        ]
-    )
+    return [
+        NoteKeyword(
+            architect_id=note.architect_id,
+            note=note,
+            lemma=lemma,
+            own=own.get(lemma, 0),
+            near=near.get(lemma, 0),
+            length=note.length,
+            near_length=near_length,
+            terms=len(own) if own.get(lemma, 0) else 0,
+        )
+        for lemma in {**own, **near}
+    ]
 
 
 def _lend(note: Note, terms: Counter[str]) -> None:
@@ -220,29 +228,58 @@ def _lend(note: Note, terms: Counter[str]) -> None:
 
 def reindex(architect_id: int) -> int:
     """Rebuild one architect's postings from the notes' texts (after the morphology or the
-    context settings change). One conversation at a time; returns the number of notes."""
+    context settings change, or after notes were written in bulk). ``REINDEX_CHUNK`` notes of a
+    conversation per transaction, their postings inserted in one statement each batch: the
+    architect's write lock is held for one chunk at a time, never for the whole memory; returns
+    the number of notes."""
     notes = list(
         Note.objects.filter(architect_id=architect_id)
         .order_by("sender", "created_at")
         .only("pk", "text", "sender", "created_at", "architect_id")
     )
-    own = {n.pk: Counter(language.terms(n.text)) for n in notes}  # before any lock is taken
+    terms: dict[str, Counter[str]] = {}  # a text told twice is analysed once
+    own = {
+        n.pk: terms.get(n.text) or terms.setdefault(n.text, Counter(language.terms(n.text)))
+        for n in notes
+    }  # before any lock is taken
     width = settings.NOTES_CONTEXT_NEIGHBOURS
+    pk, name = Note._meta.pk, connection.ops.quote_name
+    update = (
+        f"UPDATE {name(Note._meta.db_table)} SET "
+        + ", ".join(
+            f"{name(Note._meta.get_field(f).column)} = %s"
+            for f in ("length", "near_length", "talk", "position")
+        )
+        + f" WHERE {name(pk.column)} = %s"
+    )
     for conversation in conversations(notes):
-        for i, note in enumerate(conversation):
-            near: Counter[str] = Counter()
-            for other in conversation[max(0, i - width) : i] + conversation[i + 1 : i + 1 + width]:
-                near.update(own[other.pk])
-            with transaction.atomic():
-                NoteKeyword.objects.filter(note=note).delete()
+        for first in range(0, len(conversation), REINDEX_CHUNK):
+            chunk = conversation[first : first + REINDEX_CHUNK]
+            postings: list[NoteKeyword] = []
+            rows = []
+            for i, note in enumerate(chunk, first):
+                near: Counter[str] = Counter()
+                for other in (
+                    conversation[max(0, i - width) : i] + conversation[i + 1 : i + 1 + width]
+                ):
+                    near.update(own[other.pk])
                 note.length = sum(own[note.pk].values())
-                Note.objects.filter(pk=note.pk).update(
-                    length=note.length,
-                    near_length=0,
-                    talk=conversation[0].pk,
-                    position=i,
+                postings += _postings(note, own[note.pk], near)
+                rows.append(
+                    (
+                        note.length,
+                        note.near_length,
+                        pk.get_db_prep_value(conversation[0].pk, connection),
+                        i,
+                        pk.get_db_prep_value(note.pk, connection),
+                    )
                 )
-                _post(note, own[note.pk], near)
+            with transaction.atomic():
+                _one_writer(Architect(pk=architect_id))
+                NoteKeyword.objects.filter(note__in=[n.pk for n in chunk]).delete()
+                with connection.cursor() as cursor:
+                    cursor.executemany(update, rows)
+                NoteKeyword.objects.bulk_create(postings, batch_size=REINDEX_BATCH)
     recount(architect_id)
     return len(notes)
 

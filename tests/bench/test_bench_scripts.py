@@ -61,8 +61,13 @@ def test_capture_bench_runs_and_prints_remember_and_lag():
 
 
 @pytest.mark.slow
-def test_scale_bench_runs_and_prints_a_table_and_the_growth():
-    out = _run("bench/scale.py", "--sizes", "20,40", "--architects-run", "2x10", "--told", "25")
+@pytest.mark.parametrize("prefill", ["writes", "bulk"])
+def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
+    out = _run(
+        "bench/scale.py", "--sizes", "20,40", "--architects-run", "2x10", "--told", "25",
+        "--prefill", prefill,
+    )  # fmt: skip
+    assert ("in bulk + reindex" in out) == (prefill == "bulk")
     rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "40")]
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("20", "1", "0"),

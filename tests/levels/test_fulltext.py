@@ -17,7 +17,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from memory import language
-from memory.models import Note, NoteKeyword
+from memory.models import Architect, Note, NoteKeyword
 from memory.services import lookup
 from memory.services import notes as notes_service
 
@@ -98,23 +98,26 @@ def test_context_stays_inside_one_conversation(bob):
     assert other.keywords.filter(own=0).count() == 0  # another sender: another conversation
 
 
+POSTING = ("note_id", "lemma", "own", "near", "length", "near_length", "terms")
+PLACE = ("pk", "length", "near_length", "talk", "position")
+
+
 @pytest.mark.django_db
-def test_reindex_rebuilds_the_same_postings(bob):
+@pytest.mark.parametrize("chunk", [2, 200])  # neighbours across the chunks' edges, and one chunk
+def test_reindex_rebuilds_the_same_postings(bob, monkeypatch, chunk):
+    monkeypatch.setattr(notes_service, "REINDEX_CHUNK", chunk)
     _store(bob, TURNS)
-    before = sorted(
-        NoteKeyword.objects.filter(architect=bob).values_list("note_id", "lemma", "own", "near")
-    )
-    lengths = sorted(Note.objects.filter(architect=bob).values_list("pk", "length", "near_length"))
-    NoteKeyword.objects.filter(architect=bob).update(near=0)
+    before = sorted(NoteKeyword.objects.filter(architect=bob).values_list(*POSTING))
+    places = sorted(Note.objects.filter(architect=bob).values_list(*PLACE))
+    stats = Architect.objects.values_list("notes_count", "notes_length", "notes_near_length")
+    counted = stats.get(pk=bob.pk)
+    NoteKeyword.objects.filter(architect=bob).update(near=0, near_length=0, terms=0)
+    NoteKeyword.objects.filter(architect=bob, lemma=before[0][1]).delete()
+    Note.objects.filter(architect=bob).update(length=0, near_length=0, talk=None, position=0)
     assert notes_service.reindex(bob.pk) == len(TURNS)
-    after = sorted(
-        NoteKeyword.objects.filter(architect=bob).values_list("note_id", "lemma", "own", "near")
-    )
-    assert after == before
-    assert (
-        sorted(Note.objects.filter(architect=bob).values_list("pk", "length", "near_length"))
-        == lengths
-    )
+    assert sorted(NoteKeyword.objects.filter(architect=bob).values_list(*POSTING)) == before
+    assert sorted(Note.objects.filter(architect=bob).values_list(*PLACE)) == places
+    assert stats.get(pk=bob.pk) == counted
 
 
 @pytest.mark.django_db

@@ -31,6 +31,7 @@ MAX_OLD_VALUE = 2
 MAX_NEW_VALUE = 3
 SEARCHED = 20
 RARITY_CAP = 200  # postings counted per term to find the rarest
+SUPPORT = 3  # of the rarest terms a candidate must hold (at most all it must share)
 CHUNK = 500  # candidates counted per statement (SQLite binds at most 32,766 values)
 # Words that announce a change rather than carry the value (one list, in memory.relevance).
 MARKERS = relevance.CURRENT
@@ -97,38 +98,49 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
         return []
     least = must_share(own)
     low, high = sizes(own)
-    # A note sharing ``least`` of the terms holds one of any len(own) - least + 1 of them, and
-    # holds ``low`` to ``high`` terms itself: the own postings of the rarest such terms among
-    # notes of that size name every candidate (one range of the ``note_keyword_sizes`` index
-    # each), and only the candidates' postings are counted. What a write reads grows with how
-    # many notes of its size hold its rarest terms, not with the memory (PASSPORT.md §15).
-    rarest = _rarest(note.architect_id, own, low, high)[: len(own) - least + 1]
-    candidates = set(
-        NoteKeyword.objects.filter(
-            architect_id=note.architect_id,
-            lemma__in=rarest,
-            own__gt=0,
-            terms__gte=low,
-            terms__lte=high,
-        ).values_list("note_id", flat=True)
+    # A note sharing ``least`` of the n terms holds at least ``m`` of any n - least + m of them,
+    # and holds ``low`` to ``high`` terms itself. So the own postings of the rarest n - least + m
+    # terms among notes of that size (one range of the ``note_keyword_sizes`` index each),
+    # grouped by note and kept where ``m`` of them meet, name every candidate: one statement,
+    # which returns a few notes where the union of the rarest terms (m = 1) returned thousands at
+    # 100k notes. With m = least the list is every term and the count is already the shared one.
+    support = min(least, SUPPORT)
+    rarest = (
+        sorted(own)
+        if support == least
+        else _rarest(note.architect_id, own, low, high)[: len(own) - least + support]
     )
-    candidates.discard(note.pk)
-    # Each candidate's shared terms, by the (note, lemma) key. No join to the notes here: with
-    # one, SQLite reads every current note first.
-    shared: dict[Any, int] = {}
-    listed = list(candidates)
-    for first in range(0, len(listed), CHUNK):
-        rows = (
-            NoteKeyword.objects.filter(
-                note_id__in=listed[first : first + CHUNK], lemma__in=list(own), own__gt=0
-            )
-            .values("note_id")
-            .annotate(shared=Count("pk"))
-            .filter(shared__gte=least)
+    table = NoteKeyword._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT note_id, COUNT(*) FROM {table} WHERE architect_id = %s"
+            f" AND lemma IN ({', '.join(['%s'] * len(rarest))}) AND own > 0"
+            " AND terms BETWEEN %s AND %s GROUP BY note_id HAVING COUNT(*) >= %s",
+            [note.architect_id, *rarest, low, high, support],
         )
-        shared.update((r["note_id"], r["shared"]) for r in rows)
-    current = Note.objects.filter(pk__in=list(shared), superseded_by__isnull=True)
-    ids = sorted(current.values_list("pk", flat=True), key=lambda pk: -shared[pk])[:SEARCHED]
+        met = {Note._meta.pk.to_python(pk): n for pk, n in cursor.fetchall()}
+    met.pop(note.pk, None)
+    shared: dict[Any, int] = met if support == least else {}
+    if support < least:
+        # Each candidate's shared terms, by the (note, lemma) key. No join to the notes here:
+        # with one, SQLite reads every current note first.
+        listed = list(met)
+        for first in range(0, len(listed), CHUNK):
+            rows = (
+                NoteKeyword.objects.filter(
+                    note_id__in=listed[first : first + CHUNK], lemma__in=list(own), own__gt=0
+                )
+                .values("note_id")
+                .annotate(shared=Count("pk"))
+                .filter(shared__gte=least)
+            )
+            shared.update((r["note_id"], r["shared"]) for r in rows)
+    # Current ones, by key alone: with ``superseded_by IS NULL`` in the statement SQLite walks
+    # that index (every current note) once the key list passes a dozen; unordered, so no sort.
+    current = (
+        Note.objects.filter(pk__in=list(shared)).order_by().values_list("pk", "superseded_by_id")
+    )
+    ids = sorted((pk for pk, by in current if by is None), key=lambda pk: -shared[pk])[:SEARCHED]
     if not ids:
         return []
     terms_of: dict[Any, set[str]] = {}

@@ -36,8 +36,12 @@ class MemoryObject(models.Model):
 class ObjectKeyword(models.Model):
     """One term of an object's title or description: level 1 finds objects by them."""
 
-    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
-    object = models.ForeignKey(MemoryObject, on_delete=models.CASCADE, related_name="keywords")
+    architect = models.ForeignKey(
+        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    object = models.ForeignKey(
+        MemoryObject, on_delete=models.CASCADE, related_name="keywords", db_index=False
+    )
     lemma = models.CharField(max_length=64)
 
     class Meta:

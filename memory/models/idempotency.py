@@ -11,9 +11,7 @@ class IdempotencyRecord(models.Model):
 
     Written in the same transaction as the note, so a retry after any failure finds it."""
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)  # sha256 of the canonical JSON body
     run = models.ForeignKey("memory.Run", null=True, blank=True, on_delete=models.SET_NULL)

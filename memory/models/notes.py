@@ -11,9 +11,8 @@ from django.utils import timezone
 
 class Note(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    # No index of its own on a column another index leads with (tests/test_indexes.py).
     architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="notes", db_index=False
+        "memory.Architect", on_delete=models.CASCADE, related_name="notes"
     )
     text = models.TextField()
     scope = models.JSONField(default=list, blank=True)
@@ -82,12 +81,8 @@ class NoteKeyword(models.Model):
     (``memory.services.supersede``).
     """
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    note = models.ForeignKey(
-        Note, on_delete=models.CASCADE, related_name="keywords", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    note = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="keywords")
     lemma = models.CharField(max_length=64)
     own = models.PositiveIntegerField(default=1)
     near = models.PositiveIntegerField(default=0)

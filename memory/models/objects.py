@@ -36,12 +36,8 @@ class MemoryObject(models.Model):
 class ObjectKeyword(models.Model):
     """One term of an object's title or description: level 1 finds objects by them."""
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    object = models.ForeignKey(
-        MemoryObject, on_delete=models.CASCADE, related_name="keywords", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    object = models.ForeignKey(MemoryObject, on_delete=models.CASCADE, related_name="keywords")
     lemma = models.CharField(max_length=64)
 
     class Meta:

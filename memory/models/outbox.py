@@ -17,7 +17,7 @@ class OutboxItem(models.Model):
     op = models.CharField(max_length=32)
     payload = models.JSONField()
     run = models.ForeignKey("memory.Run", null=True, blank=True, on_delete=models.SET_NULL)
-    status = models.CharField(max_length=8, choices=STATUSES, default="queued")
+    status = models.CharField(max_length=8, choices=STATUSES, default="queued", db_index=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
     # A drainer that takes an item leases it until then; delivery runs outside any transaction,

@@ -16,7 +16,7 @@ ENTRY_KINDS = [("table", "table"), ("column", "column")]
 
 class ShapeEntry(models.Model):
     architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="shape", db_index=False
+        "memory.Architect", on_delete=models.CASCADE, related_name="shape"
     )
     kind = models.CharField(max_length=8, choices=ENTRY_KINDS)
     table = models.CharField(max_length=63, help_text="physical table (for a table: itself)")
@@ -39,6 +39,7 @@ class ShapeEntry(models.Model):
                 fields=["architect", "kind", "table", "name"], name="shape_entry_once"
             )
         ]
+        indexes = [models.Index(fields=["architect", "kind"], name="shape_entry_by_kind")]
 
     def __str__(self) -> str:
         where = "" if self.kind == "table" else f" in {self.table}"
@@ -52,12 +53,8 @@ class ShapeEntry(models.Model):
 class ValueKeyword(models.Model):
     """One lemma of one stored value, so level 1 can find a row by what it holds."""
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    entry = models.ForeignKey(
-        ShapeEntry, on_delete=models.CASCADE, related_name="value_keywords", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(ShapeEntry, on_delete=models.CASCADE, related_name="value_keywords")
     row = models.BigIntegerField()
     lemma = models.CharField(max_length=64)
 

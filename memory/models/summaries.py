@@ -73,12 +73,8 @@ class Summary(models.Model):
 class SummaryKeyword(models.Model):
     """One term of a summary's question or text: level 1 finds summaries by them."""
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    summary = models.ForeignKey(
-        Summary, on_delete=models.CASCADE, related_name="keywords", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="keywords")
     lemma = models.CharField(max_length=64)
 
     class Meta:
@@ -95,12 +91,8 @@ class SummaryLink(models.Model):
     """The link table of the relearning cycle's step 6: which row of a grown table (the entity the
     knowledge is about — a friend, a project) a summary concerns."""
 
-    architect = models.ForeignKey(
-        "memory.Architect", on_delete=models.CASCADE, related_name="+", db_index=False
-    )
-    summary = models.ForeignKey(
-        Summary, on_delete=models.CASCADE, related_name="links", db_index=False
-    )
+    architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="links")
     table = models.CharField(max_length=63, help_text="the physical grown table")
     row = models.BigIntegerField()
     entity = models.CharField(max_length=255, help_text="the entity as the summary names it")

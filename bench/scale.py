@@ -119,7 +119,7 @@ def _prefill_bulk(names: list[str], texts: list[str]) -> float:
 
     if connection.vendor == "postgresql":
         # Writes spread over months leave the planner statistics autovacuum keeps; minutes of
-        # bulk loading leave none yet (level 1 then ran ~15x slower at 100k: 630 ms a recall).
+        # bulk loading leave none yet (remember p95 at 100k: 393.6 ms without, 130.7 ms with).
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     return time.perf_counter() - started

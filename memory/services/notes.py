@@ -116,9 +116,18 @@ def _before(note: Note) -> list[Note]:
         )
         .exclude(pk=note.pk)
         .order_by("-created_at")
-        .only("pk", "sender", "created_at", "text", "talk", "position", "length", "near_length")[
-            : settings.NOTES_CONTEXT_NEIGHBOURS
-        ]
+        # architect_id too: _lend's postings name it, and a deferred field is one more query.
+        .only(
+            "pk",
+            "architect_id",
+            "sender",
+            "created_at",
+            "text",
+            "talk",
+            "position",
+            "length",
+            "near_length",
+        )[: settings.NOTES_CONTEXT_NEIGHBOURS]
     )
     for candidate in candidates:
         if not _goes_on(candidate, edge):

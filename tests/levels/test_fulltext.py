@@ -103,6 +103,26 @@ PLACE = ("pk", "length", "near_length", "talk", "position")
 
 
 @pytest.mark.django_db
+def test_a_write_in_a_conversation_reads_no_neighbour_again_by_its_key(bob):
+    """The neighbours are read once, with every field the write uses: a deferred field read
+    later is one more query per neighbour, a round trip each on PostgreSQL."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _store(bob, TURNS[:3], start=timezone.now() - timedelta(minutes=1))
+    with CaptureQueriesContext(connection) as captured:
+        (note,) = _store(bob, TURNS[3:4], start=timezone.now())
+    assert Note.objects.get(pk=note.pk).position == 3  # it went on the conversation
+    table = Note._meta.db_table
+    by_key = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith("SELECT") and f'FROM "{table}" WHERE "{table}"."id" = ' in q["sql"]
+    ]
+    assert by_key == []
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("chunk", [2, 200])  # neighbours across the chunks' edges, and one chunk
 def test_reindex_rebuilds_the_same_postings(bob, monkeypatch, chunk):
     monkeypatch.setattr(notes_service, "REINDEX_CHUNK", chunk)

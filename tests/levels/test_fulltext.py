@@ -124,9 +124,9 @@ def test_a_write_in_a_conversation_reads_no_neighbour_again_by_its_key(bob):
 
 @pytest.mark.django_db
 def test_the_ranking_reckons_in_doubles_not_numeric(bob):
-    """PostgreSQL reads a bare float parameter as NUMERIC, and NUMERIC arithmetic over every
-    posting cost four times the reading of the postings at 100k notes (PASSPORT.md §18): the
-    plan of level 1's statement holds no NUMERIC."""
+    """Django's psycopg binds a float into the text, and PostgreSQL reads a bare ``0.3`` as
+    NUMERIC: at 100k notes summing the postings in NUMERIC took 320 ms against 42 ms reading
+    them (PASSPORT.md §18). The plan of level 1's statement holds no NUMERIC."""
     from django.db import connection
 
     if connection.vendor != "postgresql":

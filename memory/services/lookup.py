@@ -82,11 +82,11 @@ def _json(pairs: Sequence[tuple[str, str]]) -> str:
     return f"CAST({build}({arguments}) AS TEXT)"
 
 
-def _lemmas(source: str) -> str:
-    """The JSON array of ``k.lemma`` over ``source`` (a correlated FROM … WHERE …)."""
+def _pairs(source: str) -> str:
+    """The JSON array of ``[k.lemma, k.own]`` over ``source`` (a correlated FROM … WHERE …)."""
     if connection.vendor == "postgresql":
-        return f"(SELECT COALESCE(json_agg(k.lemma), '[]'::json) {source})"
-    return f"json((SELECT json_group_array(k.lemma) {source}))"
+        return f"(SELECT COALESCE(json_agg(json_build_array(k.lemma, k.own)), '[]'::json) {source})"
+    return f"json((SELECT json_group_array(json_array(k.lemma, k.own)) {source}))"
 
 
 def _columns(model: type[Model], names: Sequence[str], alias: str) -> list[tuple[str, str]]:
@@ -163,7 +163,9 @@ def look(
     sql, params = statement(architect, terms, limit=limit, scope=scope, shape=shape)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = [(kind, json.loads(payload)) for kind, payload in cursor.fetchall()]
+        # A ranked note read by key is never missing (its postings go with it), but a NULL
+        # there would be no row, not an error.
+        rows = [(k, json.loads(payload)) for k, payload in cursor.fetchall() if payload is not None]
     return _read(rows, list(dict.fromkeys(terms)))
 
 
@@ -250,21 +252,18 @@ def statement(
         )
         params += [max(limit - 1, 0), limit]
         parts.append("SELECT 'd', " + _json([("lemma", "d.lemma"), ("df", "d.df")]) + " FROM d")
+        # Each ranked note read by its key (a join lets PostgreSQL scan the notes when they are
+        # few), with its postings of the asked terms: own > 0 where it says the term itself,
+        # 0 where only its neighbours say it.
         held = (
             f"FROM {table[NoteKeyword]} k WHERE k.note_id = n.id"
-            " AND k.lemma IN (SELECT lemma FROM q) AND k.own {} 0"
+            " AND k.lemma IN (SELECT lemma FROM q)"
+        )
+        note = _json(
+            [*_columns(Note, NOTE_FIELDS, "n"), ("score", "r.score"), ("held", _pairs(held))]
         )
         parts.append(
-            "SELECT 'n', "
-            + _json(
-                [
-                    *_columns(Note, NOTE_FIELDS, "n"),
-                    ("score", "r.score"),
-                    ("own", _lemmas(held.format(">"))),  # the asked terms it says itself
-                    ("near", _lemmas(held.format("="))),  # those only its neighbours say
-                ]
-            )
-            + f" FROM r JOIN {table[Note]} n ON n.id = r.note_id"
+            f"SELECT 'n', (SELECT {note} FROM {table[Note]} n WHERE n.id = r.note_id) FROM r"
         )
     if shape:
         parts.append(
@@ -308,7 +307,9 @@ def _read(rows: list[tuple[str, dict[str, Any]]], asked: list[str]) -> Look:
     for kind, r in rows:
         if kind == "n":
             note = _instance(Note, NOTE_FIELDS, r)
-            ranked.append((note, float(r["score"]), set(r["own"]), set(r["near"])))
+            own = {lemma for lemma, n in r["held"] if n > 0}
+            near = {lemma for lemma, n in r["held"] if n == 0}
+            ranked.append((note, float(r["score"]), own, near))
         elif kind == "c":
             entry = _instance(ShapeEntry, ENTRY_FIELDS, r)
             by_pk[entry.pk] = entry

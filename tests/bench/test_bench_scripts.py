@@ -76,3 +76,15 @@ def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
     ]
     assert all(float(r[8]) > 0 for r in rows)  # disk per 1k facts was measured
     assert "remember p95 k=" in out and "standard@1" in out
+
+
+@pytest.mark.slow
+def test_graph_bench_runs_and_its_queries_find_chunks():
+    out = _run("bench/graph.py", "--checkpoints", "60,120", "--questions", "5")
+    rows = [line.split() for line in out.splitlines() if line.strip()[:3] in ("60 ", "120")]
+    assert [r[0] for r in rows] == ["60", "120"]
+    assert all(float(r[1]) > 0 for r in rows)  # the store's seconds per note were measured
+    # A query that found nothing would be cheap and prove nothing: the hashed words make the
+    # questions' keywords meet the notes' entities, so the graph is walked.
+    assert all(r[-1] != "0%" for r in rows)
+    assert "insert per note k=" in out and "query p50 k=" in out

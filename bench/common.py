@@ -8,6 +8,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"  # read there, never copied
+
+
+def locomo_questions() -> list[str]:
+    """Every LoCoMo question, in the file's order."""
+    import json
+
+    samples = json.loads(LOCOMO.read_text())
+    return [qa["question"] for sample in samples for qa in sample.get("qa", [])]
 
 
 def setup_django(prefix: str) -> None:

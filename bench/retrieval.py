@@ -40,9 +40,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, setup_django  # noqa: E402
+from common import LOCOMO, ROOT, setup_django  # noqa: E402
 
-LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 RUSSIAN = ROOT / "bench" / "retrieval_corpus" / "ru.json"
 KS = (1, 5, 10)
 DEPTHS = ("standard", "deep")

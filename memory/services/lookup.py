@@ -163,9 +163,7 @@ def look(
     sql, params = statement(architect, terms, limit=limit, scope=scope, shape=shape)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        # A ranked note read by key is never missing (its postings go with it), but a NULL
-        # there would be no row, not an error.
-        rows = [(k, json.loads(payload)) for k, payload in cursor.fetchall() if payload is not None]
+        rows = [(kind, json.loads(payload)) for kind, payload in cursor.fetchall()]
     return _read(rows, list(dict.fromkeys(terms)))
 
 

@@ -176,18 +176,33 @@ class Climb:
     seconds_by_level: dict[int, float]
 
     def candidates(self, limit: int = 10, exclude: set[str] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
-        """Every level's candidates fused by reciprocal rank (k=60), one entry per item, the
-        answering level's own items (``exclude``) left out."""
+        """Every level's candidates, one entry per item, the answering level's own items
+        (``exclude``) left out. The hybrid level's list (level 4 fuses level 1's terms with the
+        vectors, by score) comes first as it is; the other levels' lists are fused by
+        reciprocal rank (k=60) after it: fusing level 4's list again with level 1's, by rank,
+        counted the terms twice and lost recall (bench/retrieval.py --ranking: 0.766 against
+        0.857 at 10 on LoCoMo; PASSPORT.md «Поиск»)."""
+        others = [o for o in self.outcomes if o is not self.final]
+        hybrid = [
+            c for o in others if o.report and o.report[0].level == HYBRID for c in o.candidates
+        ]
         lists = [
             (CANDIDATE_WEIGHTS.get(o.report[0].level if o.report else 0, 1.0), o.candidates)
-            for o in self.outcomes
-            if o is not self.final
+            for o in others
+            if not (o.report and o.report[0].level == HYBRID)
         ]
-        fused = fuse(lists, limit=limit + len(exclude))
-        return [c for c in fused if str(c.get("note") or c["id"]) not in exclude][:limit]
+        fused = fuse(lists, limit=limit + len(exclude) + len(hybrid))
+        out, seen = [], set(exclude)
+        for item in [*hybrid, *fused]:
+            key = str(item.get("note") or item["id"])
+            if key not in seen:
+                seen.add(key)
+                out.append(item)
+        return out[:limit]
 
 
 RRF_K = 60
+HYBRID = 4  # the level whose ranking already fuses the terms with the meaning
 # How much each level's candidate list counts when they are fused: the graph's sources are few
 # and chosen by entity, the full-text and hybrid lists are ranked over every note
 # (bench/retrieval.py measured the choice; PASSPORT.md «Поиск»).

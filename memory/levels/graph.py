@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memory import language, ner, relevance
+from memory import decision, language, ner, relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
@@ -224,8 +224,21 @@ def search(ctx: RecallContext) -> Outcome:
     if ctx.scope:  # a scoped question is answered from the sources that hold there only
         relations, linked = [], set()
     coverage = _coverage(ctx, chunks, linked)
-    trace.append({"level": 3, "event": "coverage", "coverage": round(coverage, 3)})
-    if not relevance.answers(coverage):
+    # The one decision (memory.decision), on the words the sources and relations hold.
+    _, _, unseen = decision.shares(ctx.weights(), ctx.keywords, set())
+    verdict = decision.verdict(
+        decision.Evidence(
+            coverage=coverage,
+            missed=max(0.0, 1.0 - coverage - unseen),
+            unseen=unseen,
+            best_coverage=coverage,
+        ),
+        "words",
+    )
+    trace.append(
+        {"level": 3, "event": "coverage", "coverage": round(coverage, 3), "decision": verdict}
+    )
+    if not verdict["answers"]:
         entry = ReportEntry(
             3,
             "graph",

@@ -17,10 +17,11 @@ question does not give, or unbound where the question names one, makes the answe
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory import relevance
+from memory import decision, relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import KINDS, Kind, Outcome, ReportEntry
@@ -29,7 +30,7 @@ from memory.models import MemoryObject, ShapeEntry
 from memory.services import objects as objects_service
 from memory.services import relearning, supersede
 from memory.services.lookup import Look, NoteHit, look, notes_search
-from memory.services.notes import lift_notes
+from memory.services.notes import holders_first, lift_notes, places_of
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 
@@ -37,6 +38,7 @@ LABEL_MIN_SHARE = 0.5  # a label is named when half of its own words are in the 
 MAX_RETURNED = 10
 SEARCHED = 40  # ranked notes read (already narrowed to the scope by the query)
 MAX_ROWS = 50
+DECIDED = 3  # the first notes of a ranked list the decision reads (it answers for them)
 
 _NO_WORDS = Text(
     ru="в вопросе нет слов, по которым можно искать",
@@ -313,6 +315,29 @@ def _current_first(answering: list[NoteHit], shown: list[NoteHit], ctx: RecallCo
     answering.insert(0, hit)
 
 
+def _current_before_replaced(shown: list[NoteHit], ctx: RecallContext) -> None:
+    """The newest value first, answer or candidate: each replaced note shown has the note that
+    holds now right before it (moved up, or read and put there)."""
+    position = 0
+    while position < len(shown):
+        hit = shown[position]
+        if hit.note.superseded_by_id is None:
+            position += 1
+            continue
+        newest = supersede.current(hit.note)
+        placed = next((i for i, h in enumerate(shown) if h.note.pk == newest.pk), None)
+        if newest.pk == hit.note.pk or not scopes.fits(newest.scope, ctx.scope):
+            position += 1
+        elif placed is None:
+            shown.insert(position, NoteHit(note=newest, score=0.0, coverage=0.0))
+            position += 2
+        elif placed > position:
+            shown.insert(position, shown.pop(placed))
+            position += 2
+        else:
+            position += 1
+
+
 @dataclass
 class _Notes:
     shown: list[NoteHit]  # what is returned, BM25 order lifted (``_lifted``)
@@ -333,12 +358,11 @@ def _lifted(hits: list[NoteHit], question: str) -> list[NoteHit]:
     best = max((h.score for h in hits), default=0.0)
     if best <= 0:
         return hits
-    lifted = lift_notes(
-        {i: h.score / best for i, h in enumerate(hits)},
-        {i: h.note for i, h in enumerate(hits)},
-        question,
-    )
+    notes = {i: h.note for i, h in enumerate(hits)}
+    lifted = lift_notes({i: h.score / best for i, h in enumerate(hits)}, notes, question)
     order = sorted(range(len(hits)), key=lambda i: -lifted[i])  # stable: ties keep BM25's order
+    # A note lifted by its neighbours' words never stands above the neighbour that says them.
+    order = holders_first(order, {i: h.coverage for i, h in enumerate(hits)}, places_of(notes))
     return [hits[i] for i in order]
 
 
@@ -355,18 +379,30 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
     shown = fitting[:MAX_RETURNED]
     ctx.extra["level1_notes"] = [note_item(h) for h in shown]
     ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these
-    answering = [h for h in shown if relevance.answers(h.coverage)]
+    # The one decision (memory.decision): does the list hold the answer, by its words? Its
+    # first notes then answer, the one that holds the most of the question first.
+    verdict = (
+        decision.verdict(words_evidence(ctx, [h.matched for h in shown]), "words")
+        if shown
+        else None
+    )
+    answering = (
+        [h for h in shown[:DECIDED] if h.coverage > 0]
+        if verdict is not None and verdict["answers"]
+        else []
+    )
     # A current note beats a replaced one; one bound where the question is beats one whose
     # place or date is unknown.
     answering.sort(
         key=lambda h: (
             h.note.superseded_by_id is not None,
             bool(scopes.unknown(h.note.scope, ctx.scope)),
-            -h.score,
+            -h.coverage,
         )
     )
     if answering:
         _current_first(answering, shown, ctx)
+    _current_before_replaced(shown, ctx)
     unknown = scopes.unknown(answering[0].note.scope, ctx.scope) if answering else []
     trace = {
         "level": 1,
@@ -375,6 +411,9 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         "in_scope": len(fitting),
         "answering": len(answering),
         "best_coverage": round(max((h.coverage for h in fitting), default=0.0), 3),
+        "decision": None
+        if verdict is None
+        else {"notes": [str(h.note.pk) for h in shown[:DECIDED]], **verdict},
     }
     words = ", ".join(ctx.keywords)
     if not answering:
@@ -397,6 +436,21 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         note=_MATCHED(ctx.lang, words=", ".join(matched)),
     )
     return _Notes(shown, answering, unknown, entry, trace)
+
+
+def words_evidence(ctx: RecallContext, held: Sequence[Sequence[str]]) -> decision.Evidence:
+    """The evidence of the words for ``memory.decision`` (levels 1 and 4): what the first note
+    of a ranked list holds of the question itself (``held``: each listed note's own question
+    terms, in rank order), and the most any of the first ``DECIDED`` holds."""
+    first = decision.shares(ctx.weights(), ctx.keywords, set(held[0]) if held else set())
+    best = max(
+        (decision.shares(ctx.weights(), ctx.keywords, set(h))[0] for h in held[:DECIDED]),
+        default=0.0,
+    )
+    coverage, missed, unseen = first
+    return decision.Evidence(
+        coverage=coverage, missed=missed, unseen=unseen, best_coverage=max(best, coverage)
+    )
 
 
 def scope_missing(

@@ -19,20 +19,23 @@ candidates. An object as the best answering item makes the answer an object.
 from __future__ import annotations
 
 import math
+from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
 
-from memory import relevance
+from memory import decision
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.levels.tables import scope_missing
+from memory.levels.tables import DECIDED, scope_missing, words_evidence
 from memory.models import MemoryObject, Note, Summary
 from memory.services import objects as objects_service
-from memory.services.notes import lift_notes
+from memory.services import supersede
+from memory.services.notes import holders_first, lift_notes, places_of
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion
@@ -59,10 +62,20 @@ _CONTEXT = Text(
 )
 
 
+_NEAREST = Text(
+    ru="{count} ближайших заметок, лучшее сходство {best:.3f} (порядок; держит ли список ответ, решает решение)",
+    en="{count} nearest notes, best similarity {best:.3f} (rank; whether the list holds the answer is the decision's)",
+)
+_DECIDED = Text(
+    ru="держит ли список ответ: вероятность {p:.2f} {sign} порога {threshold:.2f} (по словам и по смыслу первой заметки)",
+    en="does the list hold the answer: probability {p:.2f} {sign} the threshold {threshold:.2f} (the first note's words and meaning)",
+)
+
+
 def floor(kind: str) -> float:
-    """The similarity from which a point answers; a note in its context never does (the words
-    that matched may be its neighbour's): it only ranks."""
-    if kind == "context":
+    """The similarity from which a summary or an object answers. Notes rank, and whether their
+    list holds the answer is the decision's (``_decide``); a note in its context only ranks."""
+    if kind in ("notes", "context"):
         return math.inf
     return settings.OBJECTS_MIN_SCORE if kind == "objects" else settings.VECTOR_MIN_SCORE
 
@@ -88,7 +101,7 @@ def _lexical(ctx: RecallContext) -> list[dict[str, Any]]:
             **note,
             "id": f"notes:{note['note']}",
             "bm25": note["score"],
-            "answers": relevance.answers(note["coverage"]),
+            "answers": False,  # decided after fusion, on all the evidence (``_decide``)
         }
         for note in ctx.extra.get("level1_ranked", [])
     ]
@@ -170,6 +183,8 @@ def search(ctx: RecallContext) -> Outcome:
             note = _NONE(ctx.lang)
         elif kind == "context":
             note = _CONTEXT(ctx.lang, count=len(hits), best=hits[0].score)
+        elif kind == "notes":
+            note = _NEAREST(ctx.lang, count=len(hits), best=hits[0].score)
         elif not good:
             note = _BELOW(ctx.lang, best=hits[0].score, floor=floor(kind))
         else:
@@ -198,10 +213,35 @@ def search(ctx: RecallContext) -> Outcome:
         report.append(
             ReportEntry(4, "vectors", "terms", "empty", note=_TERMS(ctx.lang, count=len(lexical)))
         )
+    # Decided before the notes that hold now take the place of those they replaced: a replaced
+    # note's answer passes to the note that holds now (``_mark_current``).
+    verdict = _decide(ranked, meaning, ctx)
+    trace.append({"level": 4, "event": "decision", "verdict": verdict})
+    if verdict is not None:
+        report.append(
+            ReportEntry(
+                4,
+                "vectors",
+                "decision",
+                "answered" if verdict["answers"] else "empty",
+                returned=1 if verdict["answers"] else 0,
+                kind="probabilistic" if verdict["answers"] else None,
+                note=_DECIDED(
+                    ctx.lang,
+                    p=verdict["p"],
+                    sign="≥" if verdict["answers"] else "<",
+                    threshold=verdict["threshold"],
+                ),
+            )
+        )
     _mark_current(ranked, ctx)
+    _newest_first(ranked, ctx)
     answering = sorted(
         (i for i in ranked if i["answers"]), key=lambda i: not i.get("current", True)
     )
+    if answering and answering[0] is not ranked[0]:  # the answer goes first, the rest as ranked
+        ranked.remove(answering[0])
+        ranked.insert(0, answering[0])
     if not answering:
         return Outcome(found=False, report=report, trace=trace, candidates=_as_notes(ranked))
 
@@ -235,6 +275,39 @@ def search(ctx: RecallContext) -> Outcome:
     )
 
 
+def _decide(
+    ranked: list[dict[str, Any]],
+    meaning: list[tuple[str, list[dict[str, Any]]]],
+    ctx: RecallContext,
+) -> dict[str, Any] | None:
+    """Does the ranked list hold the answer? The one decision (``memory.decision``, model
+    ``meaning``) on its first note: its words and its place among the nearest notes. The first
+    note then answers; summaries and objects keep their similarity floors. Returns the verdict
+    for the trace (None when no note was ranked)."""
+    notes = [i for i in ranked if i.get("note") and i.get("source") in ("notes", None)]
+    for item in notes:
+        item["answers"] = False
+    if not notes:
+        return None
+    lists = dict(meaning)
+    own = lists.get("notes", [])
+    similarities = [i["similarity"] for i in own]
+    by_note = {str(i.get("note")): i["similarity"] for i in own if i.get("note")}
+    context = {str(i.get("note")): i["context_similarity"] for i in lists.get("context", [])}
+    first = notes[0]
+    key = str(first["note"])
+    words = words_evidence(ctx, [i.get("matched") or [] for i in notes])
+    evidence = decision.Evidence(
+        **{
+            **words.as_dict(),
+            **decision.dense_evidence(similarities, by_note.get(key), context.get(key)),
+        }
+    )
+    verdict = decision.verdict(evidence, "meaning")
+    first["answers"] = verdict["answers"]
+    return {"note": key, "notes": [str(i["note"]) for i in notes[:DECIDED]], **verdict}
+
+
 def _denied_summaries(
     ctx: RecallContext, meaning: list[tuple[str, list[dict[str, Any]]]]
 ) -> set[str]:
@@ -259,12 +332,15 @@ def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, A
             "pk", "talk", "position", "created_at"
         )
     }
-    lifted = lift_notes(
-        {i["id"]: i["fused"] for i in fused},
-        {i["id"]: notes[str(i["note"])] for i in fused if str(i.get("note")) in notes},
-        ctx.text,
-    )
+    by_id = {i["id"]: notes[str(i["note"])] for i in fused if str(i.get("note")) in notes}
+    lifted = lift_notes({i["id"]: i["fused"] for i in fused}, by_id, ctx.text)
     ordered = sorted(fused, key=lambda i: -lifted[i["id"]])
+    # A note lifted by its neighbours (their words, its context vector) never stands above the
+    # neighbour that holds the words itself: its own words and its own meaning.
+    items = {i["id"]: i for i in ordered}
+    bound = min((i["similarity"] for i in ordered if "similarity" in i), default=0.0)
+    own = {k: i.get("coverage", 0.0) + i.get("similarity", bound) for k, i in items.items()}
+    ordered = [items[k] for k in holders_first(list(items), own, places_of(by_id))]
     for item in ordered:
         item["fused"] = round(lifted[item["id"]], 5)
     return ordered
@@ -335,6 +411,37 @@ def _mark_current(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
             placed.add(str(now.pk))
             position += 1
         position += 1
+
+
+def _newest_first(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
+    """A value changed in other words that the notes do not link (``supersede.newest_first``):
+    the newer note goes before the older for this question, and takes its answer."""
+    notes = [i for i in ranked if i.get("note") and i.get("source") == "notes"]
+    if len(notes) < 2:
+        return
+    bound = min((i["similarity"] for i in notes if "similarity" in i), default=0.0)
+    told = [
+        SimpleNamespace(
+            text=str(i.get("text", "")),
+            scope=i.get("scope") or [],
+            created_at=datetime.fromisoformat(str(i["created_at"])),
+            superseded_by_id=None if i.get("current", True) else i.get("superseded_by"),
+        )
+        for i in notes
+    ]
+    order, updated = supersede.newest_first(
+        told, [i.get("similarity", bound) for i in notes], ctx.text
+    )
+    if not updated:
+        return
+    for older, newer in updated.items():
+        notes[newer]["answers"] = notes[newer]["answers"] or notes[older]["answers"]
+        notes[older]["current"] = False
+        notes[older]["updated_by"] = str(notes[newer]["note"])
+    placed = {id(i) for i in notes}
+    slots = [k for k, i in enumerate(ranked) if id(i) in placed]
+    for slot, index in zip(slots, order, strict=True):
+        ranked[slot] = notes[index]
 
 
 def _holding_now(ctx: RecallContext, note_id: str | None) -> Note | None:

@@ -8,6 +8,7 @@ from memory.levels import graph as graph_level
 from memory.levels import vectors as vectors_level
 from memory.models import OutboxItem
 from memory.stores import graph as graph_module
+from tests.conftest import decide_at, decision_p
 
 FACTS = [
     "Мой брат Антон работает хирургом в областной больнице.",
@@ -46,17 +47,18 @@ def five_facts(model_calls, bob, client_for):
 
 @pytest.mark.django_db
 def test_a_paraphrase_is_found_at_level_4_with_the_right_fact_first(five_facts, settings):
-    # Below the measured floor (VECTOR_MIN_SCORE, from bench/retrieval.py's Russian set) the
-    # nearest note is the first candidate, not an answer: e5 gives unasked look-alikes the same
-    # similarities, and `found: true` for them is the defect the floor keeps out.
+    # Whether the list holds the answer is the decision's (memory.decision): under its threshold
+    # the nearest note is the first candidate, not an answer; at or over it, the same note
+    # answers. The threshold itself is fitted by bench/decision.py.
     question = "На каком инструменте занимается дочка?"
+    p = decision_p(five_facts.recall(question, depth="deep", trace=True))
+    decide_at(settings, "meaning", p + 0.001)
     unsure = five_facts.recall(question, depth="deep")
     assert unsure["depth_used"] == 4
     first = unsure["answer"]["data"]["candidates"][0]
-    assert first["text"] == FACTS[3] and first["similarity"] < settings.VECTOR_MIN_SCORE
+    assert first["text"] == FACTS[3]
     assert unsure["answer"]["found"] is False
-    # At or above its floor the same note answers.
-    settings.VECTOR_MIN_SCORE = first["similarity"] - 0.001
+    decide_at(settings, "meaning", p - 0.001)
     answer = five_facts.recall(question, depth="deep")
     assert answer["answer"]["found"] is True
     assert answer["depth_used"] == 4
@@ -80,17 +82,17 @@ def test_the_same_paraphrase_at_standard_depth_stops_before_the_vectors(five_fac
 
 
 @pytest.mark.django_db
-def test_a_paraphrase_below_the_measured_floor_is_not_answered(five_facts, settings):
-    # This one scores ≈0.81 against its fact, under the floor measured on the Russian set
-    # (bench/retrieval.py). The floor trades such misses for fewer confident near-misses; the
-    # report names the floor in force.
-    answer = five_facts.recall("Какую зелень мне нельзя класть в еду?", depth="deep")
-    vectors_notes = [e for e in answer["report"] if e["level"] == 4 and e["source"] == "notes"][0]
-    assert vectors_notes["status"] == "empty"
-    floor = f"{settings.VECTOR_MIN_SCORE:.3f}"
-    assert f"below the floor {floor}" in vectors_notes["note"] or (
-        f"ниже порога {floor}" in vectors_notes["note"]
-    )
+def test_a_list_under_the_decision_threshold_is_not_answered_and_the_report_says_so(
+    five_facts, settings
+):
+    # The report names the probability the decision gave and the threshold in force.
+    question = "Какую зелень мне нельзя класть в еду?"
+    p = decision_p(five_facts.recall(question, depth="deep", trace=True))
+    decide_at(settings, "meaning", p + 0.001)
+    answer = five_facts.recall(question, depth="deep")
+    decided = [e for e in answer["report"] if e["level"] == 4 and e["source"] == "decision"][0]
+    assert decided["status"] == "empty"
+    assert f"{p:.2f}" in decided["note"] and f"{p + 0.001:.2f}" in decided["note"]
     assert answer["answer"]["found"] is False
 
 
@@ -145,13 +147,12 @@ def test_another_architect_finds_nothing_in_the_vectors_or_the_graph(
 ):
     # The owner's own question finds the fact in both stores (the graph answers at level 3; a
     # paraphrase reaches the vectors at level 4, with the floor under its similarity)...
-    settings.VECTOR_MIN_SCORE = 0.8
+    decide_at(settings, "meaning", 0.0)
     owner = five_facts.recall("Где работает Антон и на чём учится играть Вера?", depth="deep")
     assert [e["returned"] for e in owner["report"] if e["level"] == 3][0] > 0
     by_meaning = five_facts.recall("На каком инструменте занимается дочка?", depth="deep")
-    assert [e for e in by_meaning["report"] if e["source"] == "notes" and e["level"] == 4][0][
-        "returned"
-    ] > 0
+    assert by_meaning["depth_used"] == 4 and by_meaning["answer"]["found"] is True
+    assert by_meaning["answer"]["data"]["hits"][0]["text"] == FACTS[3]
     # ...and the same questions from another architect find nothing anywhere.
     alice_api = client_for(alice, "deep")
     for question in (

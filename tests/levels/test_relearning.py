@@ -14,6 +14,7 @@ from memory.services import relearning
 from memory.shape.tools import promote_to_list
 from memory.stores.graph import graph
 from memory.stores.vectors import vectors
+from tests.conftest import decide_at, decision_p
 
 FACTS = [
     "Мой брат Антон работает хирургом в областной больнице.",
@@ -34,12 +35,16 @@ def five_facts(bob, client_for):
 
 
 def _found_at_level_4(api, settings):
-    """The paraphrase answers at level 4 once the floor sits under its similarity."""
+    """The paraphrase answers at level 4 once the decision's threshold sits under its
+    probability (memory.decision)."""
+    unsure = api.recall(QUESTION, depth="deep", trace=True)
+    p = decision_p(unsure)
+    decide_at(settings, "meaning", p + 0.001)
     unsure = api.recall(QUESTION, depth="deep")
     assert unsure["answer"]["found"] is False and "relearned" not in unsure
     first = unsure["answer"]["data"]["candidates"][0]
     assert first["text"] == FACTS[3]
-    settings.VECTOR_MIN_SCORE = first["similarity"] - 0.001
+    decide_at(settings, "meaning", p - 0.001)
     answer = api.recall(QUESTION, depth="deep")
     assert answer["answer"]["found"] is True and answer["depth_used"] == 4
     return answer

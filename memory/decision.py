@@ -1,0 +1,129 @@
+"""Did the memory find the answer? One decision, fitted on data, for every level that ranks notes.
+
+A level ranks notes; ranking is not deciding. The level's list stays as ranked, and whether it
+holds the answer — ``found`` — is a probability computed from the evidence the ladder already
+has about the list's first note (``Evidence``), compared with a threshold. The probability is a
+logistic model whose few coefficients live in settings (``ANSWER_MODELS``) with their
+provenance: ``bench/decision.py`` fits them on one half of its sets and reports the other half,
+with the curve over the threshold (PASSPORT.md «Поиск»).
+
+Two models, one per kind of evidence:
+- ``words`` (levels 1 and 3): how much of the question the first note holds itself, weighed by
+  rarity (``coverage``); how much it lacks of what the memory holds elsewhere (``missed``: a
+  word told about something else says the question is about that other thing); how much of the
+  question the memory has never heard (``unseen``: other words for the same thing, or a thing
+  never told); the most any of the first three notes holds (``best_coverage``).
+- ``meaning`` (level 4) adds the first note's dense similarity and where it stands in its list:
+  e5 scores are bunched (a right note ≈ 0.85, a wrong one ≈ 0.80), so the margins over the list's
+  median and over the best other note say more than the value alone; whether the vectors put it
+  first too (two independent rankers agreeing); how much its context vector (read after the
+  note told before it) beats its own (a neighbour's words lifting it).
+
+Pure: no store is read here; the levels pass what they already hold.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from django.conf import settings
+
+Model = Literal["words", "meaning"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the ladder knows of one ranked note for one question (features of ``probability``)."""
+
+    coverage: float  # rarity-weighted share of the question the note holds itself, 0…1
+    missed: float  # share in terms the memory holds elsewhere but this note lacks, 0…1
+    unseen: float  # share in terms the memory has never seen, 0…1
+    best_coverage: float  # the most of the question any of the first three notes holds
+    similarity: float = 0.0  # own dense similarity (level 4)
+    over_median: float = 0.0  # similarity − the median of the dense list
+    gap: float = 0.0  # similarity − the best other similarity in the list
+    dense_first: float = 0.0  # 1 when the vectors rank it first too
+    context_gain: float = 0.0  # max(0, context similarity − own similarity)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: round(v, 4) for k, v in asdict(self).items()}
+
+
+FEATURES: dict[Model, tuple[str, ...]] = {
+    "words": ("coverage", "missed", "unseen", "best_coverage"),
+    "meaning": (
+        "coverage", "missed", "unseen", "best_coverage", "similarity", "over_median", "gap",
+        "dense_first", "context_gain",
+    ),
+}  # fmt: skip
+
+
+def shares(weights: Any, asked: Sequence[str], held: set[str]) -> tuple[float, float, float]:
+    """(coverage, missed, unseen) of ``asked`` for a note holding ``held``, by the rarity
+    weights of ``memory.relevance.TermWeights`` (frame words such as «теперь» left out)."""
+    weighed = weights._weighed(tuple(asked))
+    total = sum(weighed.values())
+    if total <= 0:
+        return 0.0, 0.0, 0.0
+    covered = sum(w for t, w in weighed.items() if t in held)
+    unseen = sum(w for t, w in weighed.items() if t not in held and not weights.df.get(t, 0))
+    return covered / total, max(0.0, (total - covered - unseen) / total), unseen / total
+
+
+def dense_evidence(
+    similarities: Sequence[float], similarity: float | None, context: float | None
+) -> dict[str, float]:
+    """The meaning features of one note in a dense list (best first). A note the vectors did
+    not return gets the last similarity read as its bound."""
+    if not similarities:
+        return {}
+    own = similarity if similarity is not None else similarities[-1]
+    others = list(similarities)
+    if similarity is not None and similarity in others:
+        others.remove(similarity)
+    best_other = max(others, default=own)
+    return {
+        "similarity": own,
+        "over_median": own - statistics.median(similarities),
+        "gap": own - best_other,
+        "dense_first": 1.0 if similarity is not None and similarity >= similarities[0] else 0.0,
+        "context_gain": max(0.0, (context or 0.0) - own) if context is not None else 0.0,
+    }
+
+
+def _model(name: Model) -> Mapping[str, Any]:
+    return settings.ANSWER_MODELS[name]
+
+
+def probability(evidence: Evidence, model: Model) -> float:
+    """P(the list holds the answer, in its first three) under the fitted model."""
+    fitted = _model(model)
+    z = fitted["intercept"] + sum(
+        fitted["coefficients"][name] * getattr(evidence, name) for name in FEATURES[model]
+    )
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def threshold(model: Model) -> float:
+    return float(_model(model)["threshold"])
+
+
+def answers(evidence: Evidence, model: Model) -> bool:
+    return probability(evidence, model) >= threshold(model)
+
+
+def verdict(evidence: Evidence, model: Model) -> dict[str, Any]:
+    """What the trace shows of one decision: the model, its features, p and the threshold."""
+    p = probability(evidence, model)
+    features = evidence.as_dict()
+    return {
+        "model": model,
+        "features": {name: features[name] for name in FEATURES[model]},
+        "p": round(p, 4),
+        "threshold": threshold(model),
+        "answers": p >= threshold(model),
+    }

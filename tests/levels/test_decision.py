@@ -1,0 +1,185 @@
+"""The answer decision (memory.decision) through the real ladder, on both databases: a paraphrase
+is found and first, a question about something never told is not, a neighbour lifted by a note
+never stands above it, a value changed in other words is answered newest first, and a
+paraphrase found at level 4 is answered at level 1 the second time."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from django.conf import settings
+
+from memory import decision
+from memory.models import Note, Run
+from memory.services import notes as notes_service
+from memory.services import supersede
+from tests.conftest import decide_at, decision_p
+
+DENTIST = "Мой стоматолог — доктор Руденко, принимает в клинике на Соколе."
+KEYS = "Запасные ключи от дачи хранятся у соседа Виктора."
+JUDO = "Сын Артём занимается дзюдо в клубе «Самбо-70»."
+COLOUR = "Мой любимый цвет — синий."
+OLD_CAR = "Я езжу на «Ладе Весте»."
+NEW_CAR = "Продал «Весту», теперь у меня «Шкода Октавия»."
+
+
+@pytest.fixture
+def told(bob, client_for):
+    api = client_for(bob, "deep")
+    for fact in (DENTIST, KEYS, JUDO, COLOUR):
+        api.remember(fact)
+    return api
+
+
+def _first(answer):
+    data = answer["answer"].get("data") or {}
+    for key in ("hits", "notes", "candidates"):
+        for item in data.get(key, []):
+            if item.get("text"):
+                return item["text"]
+    return None
+
+
+# The embedder's limit, measured (bench/decision.py, PASSPORT.md «Поиск»): multilingual-e5-small
+# gives a paraphrase with no word of its fact and a question about something never told the
+# same similarities and margins, so no threshold separates them: at the fitted one (both errors
+# weighing alike) this paraphrase stays a candidate (p ≈ 0.62) while a near-miss about the son's
+# coach is said found (p ≈ 0.81). Strict: when a better embedder or evidence lets them pass,
+# these tests fail and must become plain tests.
+EMBEDDER_LIMIT = pytest.mark.xfail(
+    strict=True, reason="e5-small cannot tell this paraphrase from a near-miss (see above)"
+)
+
+
+@EMBEDDER_LIMIT
+@pytest.mark.django_db
+def test_a_paraphrase_with_no_word_of_its_fact_is_found_and_first_at_deep(told):
+    answer = told.recall("Кто лечит мне зубы?", depth="deep")
+    assert answer["answer"]["found"] is True, answer["answer"]["text"]
+    assert answer["depth_used"] == 4
+    assert _first(answer) == DENTIST
+    assert answer["kind"] == "probabilistic"  # meaning, not the note's own words: not affirmative
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "question",
+    [
+        pytest.param("Как зовут тренера Артёма по дзюдо?", marks=EMBEDDER_LIMIT),
+        "Какой у меня любимый фрукт?",
+        "Кто мой окулист?",
+        "What is my favourite fruit?",
+    ],
+)
+def test_a_question_about_something_never_told_is_not_found(told, question):
+    for depth in ("standard", "deep"):
+        answer = told.recall(question, depth=depth)
+        assert answer["answer"]["found"] is False, (depth, answer["answer"]["text"])
+        assert answer["kind"] == "probabilistic"
+
+
+@pytest.mark.django_db
+def test_every_decision_shows_its_evidence_in_the_trace(told):
+    answer = told.recall("Кто лечит мне зубы?", depth="deep", trace=True)
+    decided = [e for e in answer["trace"] if e.get("event") == "decision"]
+    assert decided and decided[0]["level"] == 4
+    first = decided[0]["verdict"]
+    assert first["model"] == "meaning"
+    assert first["notes"][0] == str(Note.objects.get(text=DENTIST).pk)
+    assert set(first["features"]) == set(decision.FEATURES["meaning"])
+    assert 0.0 <= first["p"] <= 1.0
+    assert first["threshold"] == settings.ANSWER_MODELS["meaning"]["threshold"]
+
+
+def test_the_probability_grows_with_the_evidence():
+    weak = decision.Evidence(coverage=0.2, missed=0.6, unseen=0.2, best_coverage=0.2)
+    strong = decision.Evidence(coverage=1.0, missed=0.0, unseen=0.0, best_coverage=1.0)
+    assert decision.probability(strong, "words") > decision.probability(weak, "words")
+    assert decision.answers(strong, "words") and not decision.answers(weak, "words")
+
+
+def test_a_note_lifted_by_its_neighbour_goes_below_the_neighbour_that_holds_the_words():
+    # B was told right after A: its context and the neighbourhood lift raised it above A.
+    places = {"A": ("talk", 0, None), "B": ("talk", 1, None), "C": ("other", 0, None)}
+    own = {"A": 0.9, "B": 0.2, "C": 0.1}
+    assert notes_service.holders_first(["B", "A", "C"], own, places) == ["A", "B", "C"]
+    # In another conversation, or holding more itself, a note keeps its place.
+    assert notes_service.holders_first(["C", "A"], own, places) == ["C", "A"]
+    assert notes_service.holders_first(["A", "B"], own, places) == ["A", "B"]
+
+
+@pytest.mark.django_db
+def test_facts_told_one_after_the_other_are_each_found_above_their_neighbour(bob, client_for):
+    api = client_for(bob, "deep")
+    facts = [DENTIST, KEYS, "Пароль от роутера на даче — лиса2024.", JUDO]
+    for fact in facts:
+        api.remember(fact)
+    for question, expected in (
+        ("Кто мой стоматолог?", DENTIST),
+        ("У кого хранятся запасные ключи от дачи?", KEYS),
+        ("Какой пароль от роутера на даче?", facts[2]),
+    ):
+        for depth in ("standard", "deep"):
+            answer = api.recall(question, depth=depth)
+            assert _first(answer) == expected, (question, depth, answer["answer"]["text"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("depth", ["standard", "deep"])
+def test_a_value_changed_in_other_words_is_answered_newest_first(bob, client_for, depth):
+    api = client_for(bob, "deep")
+    api.remember(OLD_CAR)
+    api.remember(KEYS)
+    api.remember(NEW_CAR)
+    old = Note.objects.get(text=OLD_CAR)
+    assert old.superseded_by.text == NEW_CAR  # history, not deleted
+    answer = api.recall("На какой машине я езжу?", depth=depth)
+    assert _first(answer) == NEW_CAR, answer["answer"]["text"]
+
+
+@pytest.mark.django_db
+def test_a_note_that_announces_no_change_replaces_nothing(bob, client_for):
+    api = client_for(bob, "deep")
+    api.remember("Телефон брата Антона — +7 916 482-30-17.")
+    api.remember("Телефон прораба Ильдара — +7 917 245-11-90.")
+    api.remember("Телефон бухгалтера Ирины — +7 903 555-19-40.")
+    assert not Note.objects.filter(superseded_by__isnull=False).exists()
+
+
+def test_a_newer_note_about_someone_else_named_in_the_question_does_not_go_first():
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    brother = SimpleNamespace(
+        text="Телефон брата Антона — +7 916 482-30-17.", scope=[], created_at=now,
+        superseded_by_id=None,
+    )  # fmt: skip
+    sister = SimpleNamespace(
+        text="У Оксаны, сестры жены, теперь новый телефон: +7 926 715-64-08.", scope=[],
+        created_at=now + timedelta(days=3), superseded_by_id=None,
+    )  # fmt: skip
+    order, updated = supersede.newest_first(
+        [brother, sister], [0.88, 0.87], "Какой номер у брата Антона?"
+    )
+    assert order == [0, 1] and updated == {}
+    order, updated = supersede.newest_first(
+        [brother, sister], [0.88, 0.87], "Какой номер телефона?"
+    )
+    assert order == [1, 0] and updated == {0: 1}
+
+
+@pytest.mark.django_db
+def test_a_paraphrase_found_at_level_4_is_answered_at_level_1_the_second_time(told, settings):
+    p = decision_p(told.recall("Кто лечит мне зубы?", depth="deep", trace=True))
+    decide_at(settings, "meaning", min(p - 0.001, settings.ANSWER_MODELS["meaning"]["threshold"]))
+    first = told.recall("Кто лечит мне зубы?", depth="deep")
+    assert first["answer"]["found"] is True and first["depth_used"] == 4
+    assert first["relearned"]["summary"]
+    again = told.recall("Кто лечит мне зубы?", depth="deep")
+    assert again["answer"]["found"] is True
+    assert again["depth_used"] <= 3
+    run = Run.objects.get(pk=again["run"])
+    assert run.model_turns == 0
+    assert DENTIST[:20] in again["answer"]["text"]
+    assert KEYS[:20] not in again["answer"]["text"]  # only what answered was kept

@@ -42,9 +42,16 @@ def _english():  # type: ignore[no-untyped-def]
     return snowballstemmer.stemmer("english"), frozenset(stopwords.get_stopwords("english"))
 
 
+# Proper names: where the dictionary weighs a name and a common word the same («Весту»: вест or
+# Веста), the name wins, so every form of a name meets as one lemma («Весте», «Весты»: Веста).
+_RU_NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
+
+
 @lru_cache(maxsize=65536)
 def _russian_lemma(word: str) -> str | None:
-    parse = _morph().parse(word)[0]
+    parses = _morph().parse(word)
+    tied = [p for p in parses if p.score >= parses[0].score - 1e-9]
+    parse = next((p for p in tied if _RU_NAME_GRAMMEMES & set(p.tag.grammemes)), parses[0])
     if _RU_FUNCTION_GRAMMEMES & set(parse.tag.grammemes):
         return None
     lemma = parse.normal_form.replace("ё", "е")
@@ -88,6 +95,20 @@ def terms(text: str) -> list[str]:
 def keywords(text: str) -> list[str]:
     """Distinct content lemmas of a phrase, in the order they first appear."""
     return list(dict.fromkeys(terms(text)))
+
+
+def names(text: str) -> set[str]:
+    """The lemmas of the words written with a capital inside a sentence (not its first word):
+    the names a phrase speaks of («Какой номер у брата Антона?» → антон)."""
+    out = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        opening = text[: match.start()].rstrip(" «\"'„“(")
+        if word[:1].isupper() and opening and not opening.endswith((".", "!", "?")):
+            found = lemma(word)
+            if found:
+                out.add(found)
+    return out
 
 
 def same_question(a: str, b: str) -> bool:

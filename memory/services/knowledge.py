@@ -12,17 +12,18 @@ from typing import Any
 
 from django.conf import settings
 
-from memory import ner
+from memory import language, ner
 from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.models import Note, OutboxItem, Run, ToolCall
+from memory.services import supersede
 from memory.services.notes import in_context
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.stores import outbox
 from memory.stores.graph import Chunk, Entity, Relation
 from memory.stores.graph_types import note_chunk_id
-from memory.stores.vectors import VectorItem
+from memory.stores.vectors import VectorItem, vectors
 
 ARCHITECT = "архитектор"
 
@@ -64,9 +65,40 @@ def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[O
         )
         for kind, text in (("notes", note.text), ("context", in_context(note)))
     ]
+    if supersede.announces_change(language.keywords(note.text)):
+        # Once its vectors are in, a note that says something changed looks for what it replaces.
+        items.append(
+            outbox.enqueue(
+                architect=note.architect,
+                store="notes",
+                op="supersede",
+                payload={"note": str(note.pk)},
+                run=run,
+            )
+        )
     if graph:
         items += note_graph(note=note, run=run)
     return items
+
+
+def note_supersession(item: OutboxItem) -> None:
+    """Deliver a note's supersession by meaning (``supersede.by_meaning``): its nearest earlier
+    notes, note to note, from the vectors."""
+    note = Note.objects.filter(pk=item.payload["note"]).first()
+    if note is None:  # gone since (an architect deleted): nothing to replace
+        return
+    hits = vectors().search(
+        kind="notes",
+        architect_id=note.architect_id,
+        query=note.text,
+        limit=supersede.MEANING_NEAREST + 1,
+        scope=note.scope,
+        passage=True,
+    )
+    supersede.by_meaning(note, [(h.payload.get("note", h.id), h.score) for h in hits])
+
+
+outbox.HANDLERS[("notes", "supersede")] = note_supersession
 
 
 def note_graph(*, note: Note, run: Run | None) -> list[OutboxItem]:

@@ -363,8 +363,48 @@ def lift(
 def lift_notes(scores: dict[K, float], notes: Mapping[K, Note], question: str) -> dict[K, float]:
     """``lift`` over the memory's notes: each found where it was told (its conversation, its
     position there, its day), the periods read from the question. Level 1 and level 4 rank by it."""
-    places = {
+    return lift(scores, places_of(notes), language.periods(question))
+
+
+def holders_first(order: Sequence[K], own: Mapping[K, float], places: Mapping[K, Place]) -> list[K]:
+    """A neighbour never outranks the note that holds the words (PASSPORT.md «Поиск»). The lifts
+    (context vectors, the neighbourhood, BM25's near terms) raise a note for what the notes told
+    around it say; when such a note stands above a neighbour (same conversation, within
+    ``RANK_NEIGHBOURHOOD_NOTES``) whose own evidence (``own``: its own words and meaning) is
+    stronger, that neighbour moves to just above it. Everything else keeps its order."""
+    width = max(settings.RANK_NEIGHBOURHOOD_NOTES, settings.NOTES_CONTEXT_NEIGHBOURS)
+    ranked = list(order)
+
+    def near(a: K, b: K) -> bool:
+        pa, pb = places.get(a), places.get(b)
+        return (
+            pa is not None and pb is not None and pa[0] is not None and pa[0] == pb[0]
+            and abs(pa[1] - pb[1]) <= width
+        )  # fmt: skip
+
+    moved = True
+    while moved:  # each move puts a stronger holder above a weaker neighbour: it ends
+        moved = False
+        for j in range(1, len(ranked)):
+            mine = own.get(ranked[j], 0.0)
+            above = next(
+                (
+                    i
+                    for i in range(j)
+                    if near(ranked[i], ranked[j]) and own.get(ranked[i], 0.0) < mine
+                ),
+                None,
+            )
+            if above is not None:
+                ranked.insert(above, ranked.pop(j))
+                moved = True
+                break
+    return ranked
+
+
+def places_of(notes: Mapping[K, Note]) -> dict[K, Place]:
+    """Where each note was told: its conversation, its position there, its day."""
+    return {
         key: (note.talk, note.position, timezone.localtime(note.created_at).date())
         for key, note in notes.items()
     }
-    return lift(scores, places, language.periods(question))

@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from memory import relevance
+from memory import language, relevance
 from memory.models import Note, NoteKeyword
 
 MIN_SHARED = 2
@@ -171,3 +171,120 @@ def current(note: Note) -> Note:
             break
         note = nxt
     return note
+
+
+# --- a value changed in other words: by meaning, once the note's vectors are in ---------------
+
+# Words that say a value changed: relevance.CURRENT («теперь», "now", "no longer") and the verbs
+# of a change. A note without one of them never replaces another by meaning.
+CHANGE = MARKERS | frozenset(
+    language.lemma(w) or w
+    for w in (
+        "сменить", "поменять", "вместо", "переехать", "перейти", "продать", "перенести",
+        "заменить", "уйти", "закрыть", "сдвинуть", "перевести", "отменить", "бросить",
+        "changed", "change", "moved", "move", "instead", "switched", "replaced", "sold", "left",
+        "cancelled", "retired", "revised", "slipped", "quit",
+    )
+)  # fmt: skip
+# The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
+# multilingual-e5-small) from which one may be the same thing said before: on the bench sets'
+# changed values (bench/retrieval.py) the replaced note is one of the two nearest for 27 of 36,
+# and at 0.84 every pair found was the same thing or a same-frame update (PASSPORT.md «Поиск»).
+MEANING_NEAREST = 2
+MEANING_MIN_SIMILARITY = 0.84
+
+
+def announces_change(terms: Sequence[str]) -> bool:
+    """Does a note's wording say that something changed («теперь», "no longer", «переехали»)?"""
+    return bool(set(terms) & CHANGE)
+
+
+def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
+    """A value changed in other words (PASSPORT.md «Поиск»): ``note`` announces a change and
+    replaces the earlier current note of its scope that is one of its ``MEANING_NEAREST``
+    nearest by meaning (``nearest``: note ids with their similarity, best first) at
+    ``MEANING_MIN_SIMILARITY`` or more and shares with it a term that no other earlier note
+    holds — it names that note's subject or its old value («Продал «Весту»…» after «Я езжу на
+    «Ладе Весте»»). Nothing is deleted: the older note gets ``superseded_by``."""
+    own = (
+        set(NoteKeyword.objects.filter(note=note, own__gt=0).values_list("lemma", flat=True))
+        - relevance.FRAME
+        - CHANGE
+    )
+    close = [(pk, s) for pk, s in nearest if str(pk) != str(note.pk)][:MEANING_NEAREST]
+    close = [(pk, s) for pk, s in close if s >= MEANING_MIN_SIMILARITY]
+    if not own or not close:
+        return None
+    earlier = {
+        str(o.pk): o
+        for o in Note.objects.filter(
+            architect_id=note.architect_id,
+            pk__in=[pk for pk, _ in close],
+            created_at__lt=note.created_at,
+            superseded_by__isnull=True,
+        )
+    }
+    for pk, _ in close:
+        old = earlier.get(str(pk))
+        if old is None or not _same_scope(old.scope, note.scope):
+            continue
+        shared = own & set(
+            NoteKeyword.objects.filter(note=old, own__gt=0).values_list("lemma", flat=True)
+        )
+        for term in shared:
+            holders = NoteKeyword.objects.filter(
+                architect_id=note.architect_id,
+                lemma=term,
+                own__gt=0,
+                note__created_at__lt=note.created_at,
+            ).count()
+            if holders == 1:
+                Note.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
+                    superseded_by=note, superseded_at=timezone.now()
+                )
+                return old
+    return None
+
+
+# --- the newest value first, for one question ------------------------------------------------
+
+UPDATES_WINDOW = 5  # the first returned notes looked at
+UPDATES_MAX_BEHIND = 0.05  # how far below the older note's relevance the newer one may stand
+
+
+def newest_first(
+    notes: Sequence[Note], relevance_of: Sequence[float], question: str
+) -> tuple[list[int], dict[int, int]]:
+    """A value changed in other words, for this question (PASSPORT.md «Поиск»): among the first
+    ``UPDATES_WINDOW`` notes returned, a newer current note of the same scope that announces a
+    change (``CHANGE``) and stands about as high for the question (``relevance_of``, within
+    ``UPDATES_MAX_BEHIND``) answers the same question with a later value, so it goes right
+    before the older one — unless the older note holds a name the question asks about that the
+    newer one lacks (the same attribute of someone else: «новый телефон у сестры» is not the
+    brother's). Returns the new order (indexes into ``notes``) and {older: newer} moved over.
+    Nothing is written: the question decides, the notes stay as told."""
+    order = list(range(len(notes)))
+    updated: dict[int, int] = {}
+    asked_names = language.names(question)
+    terms = [set(language.keywords(n.text)) for n in notes]
+    window = min(UPDATES_WINDOW, len(notes))
+    for older in range(window):
+        old = notes[older]
+        candidates = [
+            newer
+            for newer in range(window)
+            if newer != older
+            and notes[newer].superseded_by_id is None
+            and notes[newer].created_at > old.created_at
+            and _same_scope(notes[newer].scope, old.scope)
+            and announces_change(list(terms[newer]))
+            and relevance_of[newer] >= relevance_of[older] - UPDATES_MAX_BEHIND
+            and not ((terms[older] - terms[newer]) & asked_names)
+        ]
+        if candidates:
+            updated[older] = max(candidates, key=lambda i: notes[i].created_at)
+    for older, newer in sorted(updated.items(), key=lambda kv: order.index(kv[0])):
+        if order.index(newer) > order.index(older):
+            order.remove(newer)
+            order.insert(order.index(older), newer)
+    return order, updated

@@ -20,7 +20,7 @@ import logging
 import random
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -143,10 +143,17 @@ def _graph_parts(item: OutboxItem) -> dict[str, list[Any]] | None:
     raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
 
 
+# Deliveries that the layers above this one define: (store, op) → a function of the item. They
+# are registered at start-up (``memory.apps``), so this adapter imports nothing above it.
+HANDLERS: dict[tuple[str, str], Callable[[OutboxItem], None]] = {}
+
+
 def _deliver(item: OutboxItem) -> None:
     payload = item.payload
     try:
-        if item.store == "vectors" and item.op == "add":
+        if (item.store, item.op) in HANDLERS:
+            HANDLERS[(item.store, item.op)](item)
+        elif item.store == "vectors" and item.op == "add":
             batch = _vector_items(item)
             vectors().add(kind=payload["kind"], architect_id=item.architect_id, items=batch)
         elif item.store == "graph":

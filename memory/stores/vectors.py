@@ -147,13 +147,16 @@ class QdrantVectors:
         query: str,
         limit: int = 10,
         scope: Sequence[dict[str, Any]] = (),
+        passage: bool = False,
     ) -> list[VectorHit]:
         """The nearest points of one architect that may hold where and when asked: the place
-        filter runs inside Qdrant, ``memory.scope.fits`` has the last word."""
+        filter runs inside Qdrant, ``memory.scope.fits`` has the last word. ``passage`` reads
+        ``query`` as a stored text, not a question (a note looking for the notes like it)."""
         from qdrant_client import models
 
         name = self.collection(kind, architect_id)
-        vector = self.embed.embed_query([query])[0]
+        embed = self.embed.embed_documents if passage else self.embed.embed_query
+        vector = embed([query])[0]
         wanted = scopes.asked_places(scope)
         # A collection of its own holds one architect only: asking Qdrant's local mode to check
         # the architect anyway turns its numpy search into a loop over every point's payload
@@ -237,7 +240,10 @@ class DoorVectors:
         query: str,
         limit: int = 10,
         scope: Sequence[dict[str, Any]] = (),
+        passage: bool = False,
     ) -> list[VectorHit]:
+        if passage:  # only the owner of the stores compares notes (the outbox runs there)
+            raise VectorsUnavailable("a note-to-note search runs where the vectors are owned")
         hits = door.client().vectors_search(
             architect_id=architect_id, kind=kind, query=query, limit=limit, scope=list(scope)
         )

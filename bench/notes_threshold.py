@@ -1,9 +1,12 @@
 """Relevance floor for level 4 over the architect's short notes, measured on this project's embedder.
 
 A note is stored verbatim and embedded as a document; the model's question is embedded as a
-query (see ``memory.services.knowledge.note_to_stores`` and ``memory.levels.vectors``). Level 4
-keeps a hit only at or above ``VECTOR_MIN_SCORE``. This bench measures where that floor should
-sit, on two corpora:
+query (see ``memory.services.knowledge.note_to_stores`` and ``memory.levels.vectors``). Whether a
+list of notes holds the answer is no longer a floor on the similarity but the answer decision
+(``memory.decision``, fitted by ``bench/decision.py``); ``VECTOR_MIN_SCORE`` stays the floor of
+summaries (short texts like notes) and of research's closest note. This bench measures how the
+similarities of related and unrelated pairs spread, and where such a floor would sit, on two
+corpora:
 
   1. the personal set, ``bench/notes_corpus/facts.json``: short first-person facts an architect
      tells his assistant (Russian), each with two paraphrased questions it answers (some in

@@ -111,6 +111,81 @@ def names(text: str) -> set[str]:
     return out
 
 
+_PHONE = re.compile(r"\+?\d[\d\s()\-]{6,}\d")
+_MONEY = re.compile(r"[₽$€£]|\d\s*(?:k|тыс)\b", re.IGNORECASE)
+_DAY = re.compile(r"\b\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?\b")
+# Words that make a number an address, an amount or a time, in either language (lemmas/stems).
+_VALUE_WORDS = {
+    "address": (
+        "улица", "проспект", "переулок", "шоссе", "бульвар", "набережная", "адрес", "дом",
+        "квартира", "офис", "street", "road", "lane", "avenu", "address", "flat", "floor",
+        "squar", "unit", "yard",
+    ),
+    "money": (
+        "рубль", "тысяча", "миллион", "евро", "доллар", "стоить", "платить", "цена", "pound",
+        "euro", "dollar", "cost", "price", "pay", "fee", "charg", "bill", "quot", "budget",
+    ),
+    "date": (
+        "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь",
+        "октябрь", "ноябрь", "декабрь", "januari", "februari", "march", "april", "may", "june",
+        "juli", "august", "septemb", "octob", "novemb", "decemb", "monday", "tuesday",
+        "wednesday", "thursday", "friday", "saturday", "sunday", "понедельник", "вторник",
+        "среда", "четверг", "пятница", "суббота", "воскресенье",
+    ),
+}  # fmt: skip
+
+
+# Words that name a value's slot, not a subject: sharing one says nothing about whose it is.
+_SLOT_WORDS = (
+    "телефон", "номер", "мобильный", "код", "пароль", "почта", "адрес", "phone", "number",
+    "mobile", "code", "password", "email", "address",
+)  # fmt: skip
+# Kin and other people a statement is about; two statements about different ones are about
+# different subjects («телефон брата» / «телефон сестры»).
+_PEOPLE_WORDS = (
+    "брат", "сестра", "жена", "муж", "сын", "дочь", "дочка", "мама", "мать", "папа", "отец",
+    "тёща", "тесть", "свекровь", "бабушка", "дедушка", "ребёнок", "дети", "друг", "подруга",
+    "коллега", "сосед", "brother", "sister", "wife", "husband", "son", "daughter", "mum",
+    "mother", "dad", "father", "child", "children", "kid", "friend", "colleague", "neighbour",
+    "grandmother", "grandfather", "granny", "grandad",
+)  # fmt: skip
+
+
+def slots() -> frozenset[str]:
+    """The lemmas of words that name a value's slot («телефон», "code") and of value words."""
+    words = _SLOT_WORDS + _VALUE_WORDS["address"] + _VALUE_WORDS["money"]
+    return frozenset(lemma(w) or w for w in words)
+
+
+def people(text: str) -> set[str]:
+    """The kin and other people a phrase is about («брата» → брат, "children" → child)."""
+    known = {lemma(w) or w for w in _PEOPLE_WORDS}
+    return set(keywords(text)) & known
+
+
+def values(text: str) -> set[str]:
+    """The kinds of value a phrase states, read by code: a phone, an address, an amount of
+    money, a date, a number, a name (a word with a capital inside the sentence). Two statements
+    with a value of the same kind about the same thing say its old and its new value."""
+    found = set()
+    lemmas = set(keywords(text))
+    has_number = any(ch.isdigit() for ch in text)
+    if _PHONE.search(text):
+        found.add("phone")
+    if has_number:
+        found.add("number")
+        for kind in ("address", "money"):
+            if lemmas & {lemma(w) or w for w in _VALUE_WORDS[kind]}:
+                found.add(kind)
+    if _MONEY.search(text):
+        found.add("money")
+    if _DAY.search(text) or (has_number and lemmas & {lemma(w) or w for w in _VALUE_WORDS["date"]}):
+        found.add("date")
+    if names(text):
+        found.add("name")
+    return found
+
+
 def same_question(a: str, b: str) -> bool:
     """Do two phrases ask the same thing: the same content lemmas (word order, case, function
     words and inflection aside), or the same text?"""

@@ -1,12 +1,14 @@
-"""What counts as an answer: one rule for every level (PASSPORT.md «Поиск»).
+"""How much of a question a thing holds: the rarity weights every answer rule reads (PASSPORT.md
+«Поиск»).
 
-A level answers only when its evidence holds the question's content terms, each weighed by its
-rarity among the architect's notes (inverse document frequency): a shared common word («любимый»
-in «любимый фрукт» against «любимый цвет синий») is not an answer, a shared rare one nearly is.
-A term the memory has never seen weighs the most, so a question about something never told
-cannot reach the bar on the words it shares with something else. Below the bar a hit is a
-candidate: it does not stop the ladder, and is returned ranked, as such, when nothing better
-exists. Function words never count: the language module drops them before any weighing.
+A question's content terms are weighed by their rarity among the architect's notes (inverse
+document frequency): a shared common word («любимый» in «любимый фрукт» against «любимый цвет
+синий») holds little of the question, a shared rare one much of it; a term the memory has never
+seen weighs the most. Function words never count: the language module drops them before any
+weighing. The share held (``coverage``) feeds the answer decision for ranked notes
+(``memory.decision``), and is itself the bar for things matched by name — grown tables, objects'
+cards, summaries (``answers``, ``ANSWER_MIN_COVERAGE``). Below the bar a hit is a candidate: it
+does not stop the ladder, and is returned ranked, as such, when nothing better exists.
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ Two sources, both read with parameterised SELECTs:
   narrowed to the rows whose values matched;
 - the verbatim notes.
 
-The notes are ranked by BM25 over the full-text index (``memory.services.notes``). A level
-answers only past the bar of ``memory.relevance`` (the rarity-weighted share of the question's
-terms the evidence holds itself): all of them → ``affirmative``, enough → ``probabilistic``;
-weaker hits are candidates that leave the climb going. A note bound to a place or a date the
+The notes are ranked by BM25 over the full-text index (``memory.services.notes``); whether
+their list holds the answer is the answer decision's (``memory.decision``, model ``words``), and
+the grown shape, objects and summaries answer past the bar of ``memory.relevance`` (the
+rarity-weighted share of the question's terms they hold). A note holding all of the question →
+``affirmative``, else ``probabilistic``; what does not answer is a candidate that leaves the
+climb going. A note bound to a place or a date the
 question does not give, or unbound where the question names one, makes the answer
 ``parameter_dependent``, naming what is missing and why.
 """

@@ -1,9 +1,7 @@
 """Level 4, deep: hybrid search — by meaning in the vectors AND by terms in the full-text index.
 
-Notes, notes in their context, summaries and object cards are searched by meaning, each
-against a relevance floor measured on our embedder (e5 similarities sit close together, so a floor taken from another
-model means nothing: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»);
-level 1's BM25 list over the notes comes along. The lists are merged by score fusion (``fuse``)
+Notes, notes in their context, summaries and object cards are searched by meaning; level 1's
+BM25 list over the notes comes along. The lists are merged by score fusion (``fuse``)
 into one ranked list (up to 10) where each item says its source, its similarity and its BM25
 score. The scope is applied inside each store's query (``memory.scope``).
 
@@ -11,9 +9,14 @@ A note found in its context (``context`` vectors: the note read after the one to
 adds to that note's rank and never answers by itself: the words that matched may be the
 neighbour's.
 
-The level answers when some item clears its bar — a similarity at or above its kind's floor, or
-a note holding the question past ``memory.relevance``'s bar; otherwise the list is returned as
-candidates. An object as the best answering item makes the answer an object.
+Whether the list holds the answer is the answer decision's (``memory.decision``, model
+``meaning``: the first note's words and its place among the nearest notes); a summary or an
+object card answers at or above its floor, measured on our embedder (e5 similarities sit close
+together: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»). Otherwise
+the list is returned as candidates. An object as the best answering item makes the answer an
+object. A neighbour lifted by a note never stands above it (``notes.holders_first``), and a newer
+note that says a value changed goes before the older one for this question
+(``supersede.newest_first``).
 """
 
 from __future__ import annotations

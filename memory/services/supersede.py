@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from memory import language, relevance
+from memory import language, ner, relevance
 from memory.models import Note, NoteKeyword
 
 MIN_SHARED = 2
@@ -188,10 +188,13 @@ CHANGE = MARKERS | frozenset(
 )  # fmt: skip
 # The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
 # multilingual-e5-small) from which one may be the same thing said before: on the bench sets'
-# changed values (bench/retrieval.py) the replaced note is one of the two nearest for 27 of 36,
-# and at 0.84 every pair found was the same thing or a same-frame update (PASSPORT.md «Поиск»).
+# 36 values changed in other words the replaced note is one of the two nearest for 27; with the
+# conditions below, floors from 0.80 to 0.84 find the same 14 of them (PASSPORT.md «Поиск»).
 MEANING_NEAREST = 2
-MEANING_MIN_SIMILARITY = 0.84
+MEANING_MIN_SIMILARITY = 0.82
+# Kinds of value (memory.language.values) that make two near statements the old and the new
+# value of one thing: «Живу на Пушкина, 10» and «Переехали: новый адрес — Лесная, 5».
+SPECIFIC_VALUES = frozenset({"phone", "address", "money", "date"})
 
 
 def announces_change(terms: Sequence[str]) -> bool:
@@ -203,9 +206,11 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
     """A value changed in other words (PASSPORT.md «Поиск»): ``note`` announces a change and
     replaces the earlier current note of its scope that is one of its ``MEANING_NEAREST``
     nearest by meaning (``nearest``: note ids with their similarity, best first) at
-    ``MEANING_MIN_SIMILARITY`` or more and shares with it a term that no other earlier note
-    holds — it names that note's subject or its old value («Продал «Весту»…» after «Я езжу на
-    «Ладе Весте»»). Nothing is deleted: the older note gets ``superseded_by``."""
+    ``MEANING_MIN_SIMILARITY`` or more, and either shares with it a term that no other earlier
+    note holds (not a slot's name like «телефон», not a number) — it names that note's subject
+    or its old value («Продал «Весту»…» after «Я езжу на «Ладе Весте»») — or states a value of
+    the same kind (a phone, an address, an amount, a date: ``SPECIFIC_VALUES``) about the same
+    people. Nothing is deleted: the older note gets ``superseded_by``."""
     own = (
         set(NoteKeyword.objects.filter(note=note, own__gt=0).values_list("lemma", flat=True))
         - relevance.FRAME
@@ -224,6 +229,8 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
             superseded_by__isnull=True,
         )
     }
+    kinds = language.values(note.text) & SPECIFIC_VALUES
+    slots = language.slots()
     for pk, _ in close:
         old = earlier.get(str(pk))
         if old is None or not _same_scope(old.scope, note.scope):
@@ -231,19 +238,47 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
         shared = own & set(
             NoteKeyword.objects.filter(note=old, own__gt=0).values_list("lemma", flat=True)
         )
-        for term in shared:
-            holders = NoteKeyword.objects.filter(
+        # A term no other earlier note holds, not a slot's name nor a bare number: the new note
+        # names the old one's subject or its old value.
+        named = [
+            term
+            for term in shared - slots
+            if not term[:1].isdigit()
+            and NoteKeyword.objects.filter(
                 architect_id=note.architect_id,
                 lemma=term,
                 own__gt=0,
                 note__created_at__lt=note.created_at,
             ).count()
-            if holders == 1:
-                Note.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
-                    superseded_by=note, superseded_at=timezone.now()
-                )
-                return old
+            == 1
+        ]
+        # Whose it is: the same kin on both sides (or a name both say), and, for a value of
+        # the same kind, no two different names («телефон брата» is not replaced by «новый
+        # телефон сестры», Mark's mobile not by Lucy's; a street's name is the value itself).
+        names_old, names_new = _names(old.text), _names(note.text)
+        same_people = language.people(old.text) == language.people(note.text)
+        if named and (same_people or set(named) & names_old & names_new):
+            _replace(old, note)
+            return old
+        same_kind = kinds & language.values(old.text)
+        other_names = bool(names_old and names_new and not names_old & names_new)
+        if same_kind and same_people and (same_kind == {"address"} or not other_names):
+            _replace(old, note)
+            return old
     return None
+
+
+def _names(text: str) -> set[str]:
+    """The lemmas of the names a statement says: the offline NER's things and the words written
+    with a capital inside it (titles and initials of two letters or less left out)."""
+    found = {t for e in ner.entities(text) for t in language.keywords(e.name)}
+    return {t for t in found | language.names(text) if len(t) > 2 and not t[:1].isdigit()}
+
+
+def _replace(old: Note, new: Note) -> None:
+    Note.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
+        superseded_by=new, superseded_at=timezone.now()
+    )
 
 
 # --- the newest value first, for one question ------------------------------------------------

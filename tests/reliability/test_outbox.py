@@ -148,9 +148,10 @@ def test_the_sweep_replays_what_a_restart_left_queued_and_closes_orphaned_runs(a
     orphan.refresh_from_db()
     assert orphan.status == "failed" and orphan.error.startswith("run_orphaned")
     assert Run.objects.get(pk=stale.pk).status == "failed"  # no owner to ask: closed by age
-    # The sweep completed the orphan's graph insert from the NER and delivered every item.
+    # The sweep completed the orphan's graph insert from the NER and delivered every item (the
+    # note says «переехала», so it also looks for the note it replaces: the "notes" item).
     items = OutboxItem.objects.filter(run=orphan)
-    assert sorted(items.values_list("store", flat=True)) == ["graph", "vectors", "vectors"]
+    assert sorted(items.values_list("store", flat=True)) == ["graph", "notes", "vectors", "vectors"]
     assert set(items.values_list("status", flat=True)) == {"done"}
     assert OutboxItem.objects.filter(status="queued").count() == 0
 

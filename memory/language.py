@@ -42,8 +42,9 @@ def _english():  # type: ignore[no-untyped-def]
     return snowballstemmer.stemmer("english"), frozenset(stopwords.get_stopwords("english"))
 
 
-# Proper names: where the dictionary weighs a name and a common word the same («Весту»: вест or
-# Веста), the name wins, so every form of a name meets as one lemma («Весте», «Весты»: Веста).
+# Where the dictionary weighs two readings the same, the word's own form wins when it is one of
+# them («Оленина»: оленина, as «Олениной» reads), else a proper name («Весту»: Веста, as «Весте»
+# and «Весты» read, not вест): every form of a name meets as one lemma.
 _RU_NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
 
 
@@ -51,7 +52,10 @@ _RU_NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
 def _russian_lemma(word: str) -> str | None:
     parses = _morph().parse(word)
     tied = [p for p in parses if p.score >= parses[0].score - 1e-9]
-    parse = next((p for p in tied if _RU_NAME_GRAMMEMES & set(p.tag.grammemes)), parses[0])
+    parse = next(
+        (p for p in tied if p.normal_form == word),
+        next((p for p in tied if _RU_NAME_GRAMMEMES & set(p.tag.grammemes)), parses[0]),
+    )
     if _RU_FUNCTION_GRAMMEMES & set(parse.tag.grammemes):
         return None
     lemma = parse.normal_form.replace("ё", "е")

@@ -1,5 +1,5 @@
-"""A slice of LoCoMo and the whole Russian set run in the suite, so a regression in ranking, the answer bar or
-the hybrid fusion fails CI. The bench functions run in-process on the test database, so leg 2
+"""A slice of LoCoMo and both whole personal sets run in the suite, so a regression in ranking, the answer
+decision, supersession or the hybrid fusion fails CI. The bench functions run in-process on the test database, so leg 2
 runs the same code on PostgreSQL. The full figures come from `bench/retrieval.py` by hand and
 are in PASSPORT.md «Поиск»; the floors here were measured on these slices (figures beside them)
 with a margin, and compare the memory with the baselines computed in the same run.
@@ -38,9 +38,9 @@ def test_locomo_slice_the_memory_beats_both_baselines():
 
 @pytest.mark.parametrize("corpus", [retrieval.RUSSIAN, retrieval.ENGLISH], ids=["ru", "en"])
 def test_the_personal_sets_hold_their_floors(corpus):
-    # Each whole set (ru: 181 facts, 280 cases; en: 125 facts, 187 cases). Measured 2026-12-06
-    # on embedded defaults (bench/retrieval.py --skip-locomo, PASSPORT.md «Поиск»), floors with a
-    # margin: FIGURES below. The answer decision's own figures come from bench/decision.py.
+    # Each whole set (ru: 181 facts, 280 cases; en: 125 facts, 187 cases), floors with a margin
+    # under what was measured (FLOORS below; PASSPORT.md «Поиск»). The answer decision's own
+    # held-out figures come from bench/decision.py.
     figures = retrieval.personal(corpus)
     floors = FLOORS[corpus.stem]
     assert figures["cases"] >= 180
@@ -59,19 +59,23 @@ def test_the_personal_sets_hold_their_floors(corpus):
             assert depth["superseded"]["found_precision"] >= 0.85, depth
 
 
+# Measured 2026-12-06 (bench/retrieval.py --skip-locomo, embedded defaults), standard / deep:
+# ru — paraphrase recall@10 0.568 / 0.907, near-miss false found 0.114 / 0.229, changed values
+# newest first 0.188 / 0.250, look-alike updates kept apart 0.875 / 0.875; en — 0.515 / 0.848,
+# 0.024 / 0.073, 0.450 / 0.500, 0.900 / 0.900. The floors leave a margin under each.
 FLOORS = {
     "ru": {
         "deep paraphrase recall": 0.88,
-        "standard paraphrase recall": 0.55,
-        "near-miss false found": 0.12,
-        "changed newest first": 0.0,
+        "standard paraphrase recall": 0.53,
+        "near-miss false found": 0.27,
+        "changed newest first": 0.15,
         "kept apart": 0.75,
     },
     "en": {
         "deep paraphrase recall": 0.80,
         "standard paraphrase recall": 0.48,
-        "near-miss false found": 0.07,
-        "changed newest first": 0.0,
-        "kept apart": 0.70,
+        "near-miss false found": 0.10,
+        "changed newest first": 0.40,
+        "kept apart": 0.80,
     },
 }

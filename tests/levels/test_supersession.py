@@ -206,3 +206,74 @@ def test_the_size_bounds_hold_every_pair_replaces_accepts_and_no_wider():
                 high_reached.add(frozenset(new))
     assert accepted > 1000
     assert low_reached and high_reached
+
+
+BETWEEN = "Запасные ключи от дачи хранятся у соседа Виктора."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("old", "new", "question"),
+    [
+        ("Живу на улице Пушкина, 10.", "Переехали: новый адрес — Лесная, 5.", "Где я живу?"),
+        (
+            "Мой тренер по плаванию — Андрей.",
+            "Андрей больше не тренирует меня, теперь занимаюсь с Максимом.",
+            "Кто мой тренер по плаванию?",
+        ),
+        (
+            "Телефон Игоря: +7 916 111-22-33.",
+            "У Игоря теперь другой номер: +7 926 444-55-66.",
+            "Какой телефон у Игоря?",
+        ),
+        (
+            "I work at Foster + Partners.",
+            "I no longer work at Foster; I joined Zaha Hadid Architects.",
+            "Where do I work?",
+        ),
+        (
+            "My office is at 12 Baker Street.",
+            "We moved: the office is now at 4 Mill Lane.",
+            "Where is my office?",
+        ),
+    ],
+)
+def test_a_value_changed_in_other_words_replaces_the_older_note(
+    bob, client_for, old, new, question
+):
+    # By meaning, once the vectors are in (supersede.by_meaning): the new note says something
+    # changed, is one of the nearest to the old one and names its subject or a value of its kind.
+    api = client_for(bob, "deep")
+    api.remember(old)
+    api.remember(BETWEEN)
+    api.remember(new)
+    replaced = Note.objects.get(text=old)
+    assert replaced.superseded_by.text == new and replaced.superseded_at is not None
+    for depth in ("standard", "deep"):
+        answer = api.recall(question, depth=depth)
+        data = answer["answer"].get("data") or {}
+        items = data.get("notes", []) + data.get("hits", []) + data.get("candidates", [])
+        assert items[0]["text"] == new, (depth, answer["answer"]["text"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Телефон брата Антона — +7 916 482-30-17.",
+            "У Оксаны, сестры Марины, теперь новый телефон: +7 926 715-64-08.",
+        ),
+        (
+            "My dentist is Dr Anand Patel on Milsom Street.",
+            "The children now see a different dentist, Dr Rhys Morgan.",
+        ),
+        ("Mark's mobile is 07700 900123.", "Lucy has a new mobile number: 07700 900456."),
+    ],
+)
+def test_a_look_alike_update_about_someone_else_replaces_nothing(bob, client_for, old, new):
+    api = client_for(bob, "deep")
+    api.remember(old)
+    api.remember(BETWEEN)
+    api.remember(new)
+    assert Note.objects.get(text=old).superseded_by_id is None

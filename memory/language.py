@@ -42,9 +42,10 @@ def _english():  # type: ignore[no-untyped-def]
     return snowballstemmer.stemmer("english"), frozenset(stopwords.get_stopwords("english"))
 
 
-# Where the dictionary weighs two readings the same, the word's own form wins when it is one of
-# them («Оленина»: оленина, as «Олениной» reads), else a proper name («Весту»: Веста, as «Весте»
-# and «Весты» read, not вест): every form of a name meets as one lemma.
+# Where the dictionary weighs two readings the same, a noun in its own form wins when it is one
+# of them («Оленина»: оленина, as «Олениной» reads), else a proper name («Весту»: Веста, as
+# «Весте» and «Весты» read, not вест): every form of a name meets as one lemma. Other ties keep
+# the dictionary's first reading.
 _RU_NAME_GRAMMEMES = frozenset({"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"})
 
 
@@ -53,7 +54,7 @@ def _russian_lemma(word: str) -> str | None:
     parses = _morph().parse(word)
     tied = [p for p in parses if p.score >= parses[0].score - 1e-9]
     parse = next(
-        (p for p in tied if p.normal_form == word),
+        (p for p in tied if p.normal_form == word and "NOUN" in p.tag),
         next((p for p in tied if _RU_NAME_GRAMMEMES & set(p.tag.grammemes)), parses[0]),
     )
     if _RU_FUNCTION_GRAMMEMES & set(parse.tag.grammemes):

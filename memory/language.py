@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import threading
 from datetime import date
 from functools import lru_cache
 
@@ -35,11 +36,25 @@ def _morph():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=1)
-def _english():  # type: ignore[no-untyped-def]
-    import snowballstemmer
+def _stop() -> frozenset[str]:
     import stopwords
 
-    return snowballstemmer.stemmer("english"), frozenset(stopwords.get_stopwords("english"))
+    return frozenset(stopwords.get_stopwords("english"))
+
+
+# A Snowball stemmer keeps the word it works on in itself: two threads stemming with one
+# instance corrupt each other's word (an IndexError inside find_among_b, seen with eight
+# concurrent remembers and the outbox's lane). Each thread has its own.
+_local = threading.local()
+
+
+def _english():  # type: ignore[no-untyped-def]
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return stemmer, _stop()
 
 
 # Where the dictionary weighs two readings the same, a noun in its own form wins when it is one

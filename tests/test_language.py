@@ -39,3 +39,24 @@ def test_the_same_question_is_the_same_content_lemmas_whatever_the_form():
     assert not language.same_question(
         "Кто из моих друзей мог знать Ельцина?", "Кто из моих друзей мог знать Горбачёва?"
     )
+
+
+def test_english_stems_are_the_same_from_many_threads_at_once():
+    # A Snowball stemmer holds the word it works on: one shared instance corrupted the words of
+    # concurrent remembers (IndexError). Every thread stems with its own.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import snowballstemmer
+
+    from memory import language
+
+    words = [
+        f"{stem}{suffix}"
+        for stem in ("walk", "talk", "jump", "build", "paint", "design")
+        for suffix in ("ing", "ed", "ers", "ingly", "ations", "ness")
+    ]
+    words = [f"{w}{'x' * n}" for n in range(60) for w in words]  # unseen words: no cache hits
+    expected = [snowballstemmer.stemmer("english").stemWord(w) for w in words]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(language.lemma, words))
+    assert got == expected

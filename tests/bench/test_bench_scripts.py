@@ -88,3 +88,50 @@ def test_graph_bench_runs_and_its_queries_find_chunks():
     # questions' keywords meet the notes' entities, so the graph is walked.
     assert all(r[-1] != "0%" for r in rows)
     assert "insert per note k=" in out and "query p50 k=" in out
+
+
+@pytest.mark.slow
+def test_decision_bench_fits_both_models_and_prints_the_held_out_half_and_the_curve(tmp_path):
+    # Evidence as bench/decision.py dumps it, made here: answerable questions whose right note
+    # comes with higher coverage and similarity than the never-told ones, in both halves.
+    import json
+    import random
+
+    rng = random.Random(3)
+    questions = []
+    for n in range(120):
+        told = n % 3 != 0
+        base = 0.7 if told else 0.3
+        words = {
+            "coverage": min(1.0, base + rng.uniform(-0.2, 0.2)),
+            "missed": max(0.0, 0.5 - base + rng.uniform(-0.1, 0.1)),
+            "unseen": rng.uniform(0, 0.3),
+            "best_coverage": min(1.0, base + 0.1),
+        }
+        meaning = {
+            **words,
+            "similarity": 0.8 + (0.06 if told else 0.0) + rng.uniform(-0.02, 0.02),
+            "over_median": rng.uniform(0, 0.1),
+            "gap": rng.uniform(0, 0.05),
+            "dense_first": 1.0,
+            "context_gain": 0.0,
+        }
+        right = {"first": told, "top3": told, "returned": told}
+        questions.append(
+            {
+                "set": "ru" if n % 2 else "en",
+                "id": f"q{n}",
+                "kind": "paraphrase" if told else "nearmiss",
+                "answerable": told,
+                "levels": {"1": {"features": words, **right}, "4": {"features": meaning, **right}},
+            }
+        )
+    evidence = tmp_path / "evidence.json"
+    evidence.write_text(json.dumps(questions))
+    out = _run("bench/decision.py", "--load", str(evidence))
+    assert "thresholds: words" in out and "held_out" in out and "the curve over" in out
+    models = json.loads(out.split("ANSWER_MODELS =", 1)[1])
+    for name in ("words", "meaning"):
+        assert 0.0 < models[name]["threshold"] < 1.0
+        # The evidence separates them, so more coverage must mean a higher probability.
+        assert models[name]["coefficients"]["coverage"] > 0

@@ -35,12 +35,12 @@ near-misses found; the curve over the meaning threshold; the models as JSON for
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import math
 import sys
 from collections import defaultdict
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,6 @@ SETS = {
 NEVER_TOLD = ("unanswerable", "nearmiss")
 MAX_FALSE_FOUND = 0.05
 L2 = 0.01
-DECIDED = 3
 
 
 def held_out(key: str) -> bool:
@@ -64,6 +63,8 @@ def held_out(key: str) -> bool:
 def _row(features: dict[str, float], right: list[bool]) -> dict[str, Any]:
     """One level's decision for one question: its features, and where the right notes stand
     in the list it decided for."""
+    from memory.decision import DECIDED
+
     return {
         "features": features,
         "first": bool(right[:1]) and right[0],
@@ -127,36 +128,26 @@ def _levels(trace: list[dict[str, Any]], expect: set[str]) -> dict[int, dict[str
 
 
 def locomo(conversations: int) -> list[dict[str, Any]]:
-    import numpy as np
-    from retrieval import ContextBM25, _turns, _unit
+    from retrieval import nearest, rebuild
 
-    from memory import decision, language, relevance
+    from memory import decision, language
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
-    from memory.services.notes import holders_first, lift, window
+    from memory.services.notes import holders_first, lift
     from memory.stores.embeddings import embedder
 
     embed = embedder()
     questions = []
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
-        turns = _turns(sample)
-        texts = [t.text for t in turns]
-        index = {t.dia: i for i, t in enumerate(turns)}
-        talks = [t.session for t in turns]
-        opening = {t.session: i for i, t in reversed(list(enumerate(turns)))}
-        places = {
-            i: ((number, t.session), i - opening[t.session], date.fromisoformat(t.said_at[:10]))
-            for i, t in enumerate(turns)
-        }
-        qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
-        windows = [
-            window(texts[i - 1] if i and talks[i - 1] == talks[i] else "", t)
-            for i, t in enumerate(texts)
-        ]
-        own, context = _unit(embed.embed_documents(texts)), _unit(embed.embed_documents(windows))
-        asked = _unit(embed.embed_query([str(q["question"]) for q in qa]))
-        bm25 = ContextBM25(texts, talks)
-        weights = relevance.TermWeights(notes=len(texts), average_length=bm25.avg, df=bm25.df)
+        told = rebuild(number, sample, embed)
+        texts, index, places, qa = told.texts, told.index, told.places, told.qa
+        own, context, asked, bm25, weights = (
+            told.own,
+            told.context,
+            told.asked,
+            told.bm25,
+            told.weights,
+        )
         print(f"  LoCoMo {number}: {len(texts)} turns, {len(qa)} questions", file=sys.stderr)
         for q_number, (q, vector) in enumerate(zip(qa, asked, strict=True)):
             question = str(q["question"])
@@ -174,26 +165,13 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
             )[: tables_level.MAX_RETURNED]
             levels: dict[int, dict[str, Any]] = {}
             if level1:
-                words = _words(decision, weights, keywords, [bm25.own[i] for i in level1])
+                words = decision.words_evidence(weights, keywords, [bm25.own[i] for i in level1])
                 levels[1] = _row(_features(words, "words"), [i in evidence for i in level1])
             lexical = [
                 {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False}
                 for i in sorted(first, key=lambda i: -lifted[i])
             ]
-            meaning = {}
-            for kind, matrix in (("notes", own), ("context", context)):
-                similarity = matrix @ vector
-                nearest = np.argsort(-similarity)[: vectors_level.SEARCHED]
-                key = "similarity" if kind == "notes" else "context_similarity"
-                meaning[kind] = [
-                    {
-                        "id": f"notes:{i}",
-                        "note": int(i),
-                        key: float(similarity[i]),
-                        "answers": False,
-                    }
-                    for i in nearest
-                ]
+            meaning = nearest(own, context, vector)
             fused = vectors_level.fuse(lexical, [*meaning.items()])
             up = lift({i["note"]: i["fused"] for i in fused}, places, periods)
             sims = [i["similarity"] for i in meaning["notes"]]
@@ -204,10 +182,10 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
             level4 = holders_first(sorted(up, key=lambda i: -up[i]), own4, places)
             level4 = level4[: vectors_level.RETURNED]
             in_context = {i["note"]: i["context_similarity"] for i in meaning["context"]}
-            words = _words(decision, weights, keywords, [bm25.own[i] for i in level4])
+            words = decision.words_evidence(weights, keywords, [bm25.own[i] for i in level4])
             top = level4[0]
             dense = decision.dense_evidence(sims, by_note.get(top), in_context.get(top))
-            evidence4 = decision.Evidence(**{**words.as_dict(), **dense})
+            evidence4 = dataclasses.replace(words, **dense)
             levels[4] = _row(_features(evidence4, "meaning"), [i in evidence for i in level4])
             questions.append(
                 {
@@ -220,13 +198,6 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
                 }
             )
     return questions
-
-
-def _words(decision: Any, weights: Any, keywords: list[str], held: list[Any]) -> Any:
-    """``tables.words_evidence`` over a list rebuilt in process."""
-    first = decision.shares(weights, keywords, set(held[0]) if held else set())
-    best = max((decision.shares(weights, keywords, set(h))[0] for h in held[:DECIDED]), default=0.0)
-    return decision.Evidence(first[0], first[1], first[2], max(best, first[0]))
 
 
 def _features(evidence: Any, model: str) -> dict[str, float]:

@@ -375,6 +375,72 @@ def _unit(vectors: list[list[float]]):  # type: ignore[no-untyped-def]
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
+class Rebuilt(NamedTuple):
+    """One LoCoMo conversation as levels 1 and 4 see it, rebuilt in process (no service)."""
+
+    texts: list[str]
+    index: dict[str, int]  # dia id → turn
+    places: dict[int, Any]  # turn → (conversation, position, day), as ``notes.lift`` reads
+    qa: list[dict[str, Any]]  # the questions with evidence among the turns
+    own: Any  # the turns' unit vectors
+    context: Any  # each turn read after the one before it in its session
+    asked: Any  # the questions' unit vectors
+    bm25: ContextBM25
+    weights: Any  # relevance.TermWeights over the turns
+
+
+def rebuild(number: int, sample: dict[str, Any], embed: Any) -> Rebuilt:
+    """A conversation told in process: a session is a conversation (days lie between sessions,
+    seconds between turns), as the memory cuts them from the times the turns were said."""
+    from memory import relevance
+    from memory.services.notes import window
+
+    turns = _turns(sample)
+    texts = [t.text for t in turns]
+    index = {t.dia: i for i, t in enumerate(turns)}
+    talks = [t.session for t in turns]
+    opening = {t.session: i for i, t in reversed(list(enumerate(turns)))}
+    places = {
+        i: ((number, t.session), i - opening[t.session], date.fromisoformat(t.said_at[:10]))
+        for i, t in enumerate(turns)
+    }
+    qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
+    windows = [
+        window(texts[i - 1] if i and talks[i - 1] == talks[i] else "", t)
+        for i, t in enumerate(texts)
+    ]
+    bm25 = ContextBM25(texts, talks)
+    return Rebuilt(
+        texts=texts,
+        index=index,
+        places=places,
+        qa=qa,
+        own=_unit(embed.embed_documents(texts)),
+        context=_unit(embed.embed_documents(windows)),
+        asked=_unit(embed.embed_query([str(q["question"]) for q in qa])),
+        bm25=bm25,
+        weights=relevance.TermWeights(notes=len(texts), average_length=bm25.avg, df=bm25.df),
+    )
+
+
+def nearest(own: Any, context: Any, vector: Any) -> dict[str, list[dict[str, Any]]]:
+    """Level 4's two dense lists for one question: the nearest turns and turns in context."""
+    import numpy as np
+
+    from memory.levels import vectors as vectors_level
+
+    lists = {}
+    for kind, matrix in (("notes", own), ("context", context)):
+        similarity = matrix @ vector
+        found = np.argsort(-similarity)[: vectors_level.SEARCHED]
+        key = "similarity" if kind == "notes" else "context_similarity"
+        lists[kind] = [
+            {"id": f"notes:{i}", "note": int(i), key: float(similarity[i]), "answers": False}
+            for i in found
+        ]
+    return lists
+
+
 def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     """Levels 1 and 4's rankings without the service, over every question of LoCoMo in minutes
     (the in-process run spends ~0.3 s a remember on the graph alone): level 1's BM25 with
@@ -386,13 +452,12 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     the ladder" asks level 1 first, as recall does: when one of its first ten notes passes the
     answer bar (``relevance``) the ladder stops there, else level 4's list counts. What it
     leaves out is the graph (level 3)."""
-    import numpy as np
     from django.test import override_settings
 
-    from memory import decision, ladder, language, relevance
+    from memory import decision, ladder, language
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
-    from memory.services.notes import holders_first, lift, window
+    from memory.services.notes import holders_first, lift
     from memory.stores.embeddings import embedder
 
     contexts, meanings = (0.0, 0.3, 0.5, 0.8), (0.5, 1.0)
@@ -409,26 +474,15 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     questions = answered_at_1 = 0
     embed = embedder()
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
-        turns = _turns(sample)
-        texts = [t.text for t in turns]
-        index = {t.dia: i for i, t in enumerate(turns)}
-        # A session is a conversation (days lie between sessions, seconds between turns), as
-        # the memory cuts them from the times the turns were said.
-        talks = [t.session for t in turns]
-        opening = {t.session: i for i, t in reversed(list(enumerate(turns)))}
-        places = {
-            i: ((number, t.session), i - opening[t.session], date.fromisoformat(t.said_at[:10]))
-            for i, t in enumerate(turns)
-        }
-        qa = [q for q in sample["qa"] if any(e in index for e in q.get("evidence", []))]
-        windows = [
-            window(texts[i - 1] if i and talks[i - 1] == talks[i] else "", t)
-            for i, t in enumerate(texts)
-        ]
-        own, context = _unit(embed.embed_documents(texts)), _unit(embed.embed_documents(windows))
-        asked = _unit(embed.embed_query([str(q["question"]) for q in qa]))
-        bm25 = ContextBM25(texts, talks)
-        weights = relevance.TermWeights(notes=len(texts), average_length=bm25.avg, df=bm25.df)
+        told = rebuild(number, sample, embed)
+        texts, index, places, qa = told.texts, told.index, told.places, told.qa
+        own, context, asked, bm25, weights = (
+            told.own,
+            told.context,
+            told.asked,
+            told.bm25,
+            told.weights,
+        )
         if progress:
             print(f"  conversation {number}: {len(texts)} turns embedded", file=sys.stderr)
         for q, vector in zip(qa, asked, strict=True):
@@ -443,20 +497,7 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             lexical = [
                 {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False} for i in level1
             ]
-            meaning = {}
-            for kind, matrix in (("notes", own), ("context", context)):
-                similarity = matrix @ vector
-                nearest = np.argsort(-similarity)[: vectors_level.SEARCHED]
-                key = "similarity" if kind == "notes" else "context_similarity"
-                meaning[kind] = [
-                    {
-                        "id": f"notes:{i}",
-                        "note": int(i),
-                        key: float(similarity[i]),
-                        "answers": False,
-                    }
-                    for i in nearest
-                ]
+            meaning = nearest(own, context, vector)
             ranked = {
                 "BM25 with context": first,
                 "level 1 (+ day, neighbourhood)": level1,
@@ -492,11 +533,8 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             held4 = holders_first(level4, {i: covered[i] + sims.get(i, bound) for i in up}, places)
             ranked["level 1, holders first"] = held1
             ranked["level 4, holders first"] = held4
-            words = [covered[i] for i in held1[: tables_level.MAX_RETURNED]]
-            evidence_1 = decision.Evidence(
-                *decision.shares(weights, keywords, set(bm25.own[held1[0]]) if held1 else set()),
-                best_coverage=max(words[: tables_level.DECIDED], default=0.0),
-            )
+            shown = held1[: tables_level.MAX_RETURNED]
+            evidence_1 = decision.words_evidence(weights, keywords, [bm25.own[i] for i in shown])
             if held1 and decision.answers(evidence_1, "words"):
                 answered_at_1 += 1
                 ranked["deep, with the ladder"] = held1

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -62,16 +62,20 @@ FEATURES: dict[Model, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-def shares(weights: Any, asked: Sequence[str], held: set[str]) -> tuple[float, float, float]:
-    """(coverage, missed, unseen) of ``asked`` for a note holding ``held``, by the rarity
-    weights of ``memory.relevance.TermWeights`` (frame words such as «теперь» left out)."""
-    weighed = weights._weighed(tuple(asked))
-    total = sum(weighed.values())
-    if total <= 0:
-        return 0.0, 0.0, 0.0
-    covered = sum(w for t, w in weighed.items() if t in held)
-    unseen = sum(w for t, w in weighed.items() if t not in held and not weights.df.get(t, 0))
-    return covered / total, max(0.0, (total - covered - unseen) / total), unseen / total
+DECIDED = 3  # the first notes of a ranked list the decision reads (it answers for them)
+
+
+def words_evidence(weights: Any, asked: Sequence[str], held: Sequence[Iterable[str]]) -> Evidence:
+    """The evidence of the words (levels 1, 3 and 4, and the benches that rebuild them): what the
+    first note of a ranked list holds of ``asked`` itself (``held``: each listed note's terms,
+    in rank order, weighed by ``memory.relevance.TermWeights``), and the most any of the first
+    ``DECIDED`` holds."""
+    held = [set(h) for h in held]
+    coverage, missed, unseen = weights.shares(asked, held[0] if held else set())
+    best = max((weights.shares(asked, h)[0] for h in held[:DECIDED]), default=0.0)
+    return Evidence(
+        coverage=coverage, missed=missed, unseen=unseen, best_coverage=max(best, coverage)
+    )
 
 
 def dense_evidence(

@@ -185,24 +185,20 @@ def people(text: str) -> set[str]:
 
 def values(text: str) -> set[str]:
     """The kinds of value a phrase states, read by code: a phone, an address, an amount of
-    money, a date, a number, a name (a word with a capital inside the sentence). Two statements
-    with a value of the same kind about the same thing say its old and its new value."""
+    money, a date. Two near statements with a value of the same kind about the same people say
+    its old and its new value (``memory.services.supersede``)."""
     found = set()
     lemmas = set(keywords(text))
-    has_number = any(ch.isdigit() for ch in text)
     if _PHONE.search(text):
         found.add("phone")
-    if has_number:
-        found.add("number")
-        for kind in ("address", "money"):
+    if any(ch.isdigit() for ch in text):
+        for kind in ("address", "money", "date"):
             if lemmas & {lemma(w) or w for w in _VALUE_WORDS[kind]}:
                 found.add(kind)
     if _MONEY.search(text):
         found.add("money")
-    if _DAY.search(text) or (has_number and lemmas & {lemma(w) or w for w in _VALUE_WORDS["date"]}):
+    if _DAY.search(text):
         found.add("date")
-    if names(text):
-        found.add("name")
     return found
 
 

@@ -70,12 +70,19 @@ class TermWeights:
     def coverage(self, asked: Sequence[str], held: Iterable[str]) -> float:
         """The rarity-weighted share of ``asked`` that ``held`` contains, 0…1."""
         # Words that ask for the past or the present frame the question, not what it asks about.
+        return self.shares(asked, held)[0]
+
+    def shares(self, asked: Sequence[str], held: Iterable[str]) -> tuple[float, float, float]:
+        """(coverage, missed, unseen) of ``asked`` for a thing holding ``held``: the share it
+        holds; the share it lacks that other notes hold; the share no note has ever held."""
         weighed = self._weighed(tuple(asked))
         total = sum(weighed.values())
         if total <= 0:
-            return 0.0
+            return 0.0, 0.0, 0.0
         held = set(held)
-        return sum(idf for t, idf in weighed.items() if t in held) / total
+        covered = sum(w for t, w in weighed.items() if t in held)
+        unseen = sum(w for t, w in weighed.items() if t not in held and not self.df.get(t, 0))
+        return covered / total, max(0.0, (total - covered - unseen) / total), unseen / total
 
     def _weighed(self, asked: tuple[str, ...]) -> dict[str, float]:
         """The content terms of ``asked`` (no frame words), each with its idf; kept per

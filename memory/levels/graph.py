@@ -225,7 +225,7 @@ def search(ctx: RecallContext) -> Outcome:
         relations, linked = [], set()
     coverage = _coverage(ctx, chunks, linked)
     # The one decision (memory.decision), on the words the sources and relations hold.
-    _, _, unseen = decision.shares(ctx.weights(), ctx.keywords, set())
+    _, _, unseen = ctx.weights().shares(ctx.keywords, set())
     verdict = decision.verdict(
         decision.Evidence(
             coverage=coverage,

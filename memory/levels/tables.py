@@ -19,7 +19,6 @@ question does not give, or unbound where the question names one, makes the answe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +39,6 @@ LABEL_MIN_SHARE = 0.5  # a label is named when half of its own words are in the 
 MAX_RETURNED = 10
 SEARCHED = 40  # ranked notes read (already narrowed to the scope by the query)
 MAX_ROWS = 50
-DECIDED = 3  # the first notes of a ranked list the decision reads (it answers for them)
 
 _NO_WORDS = Text(
     ru="в вопросе нет слов, по которым можно искать",
@@ -384,12 +382,15 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
     # The one decision (memory.decision): does the list hold the answer, by its words? Its
     # first notes then answer, the one that holds the most of the question first.
     verdict = (
-        decision.verdict(words_evidence(ctx, [h.matched for h in shown]), "words")
+        decision.verdict(
+            decision.words_evidence(ctx.weights(), ctx.keywords, [h.matched for h in shown]),
+            "words",
+        )
         if shown
         else None
     )
     answering = (
-        [h for h in shown[:DECIDED] if h.coverage > 0]
+        [h for h in shown[: decision.DECIDED] if h.coverage > 0]
         if verdict is not None and verdict["answers"]
         else []
     )
@@ -415,7 +416,7 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         "best_coverage": round(max((h.coverage for h in fitting), default=0.0), 3),
         "decision": None
         if verdict is None
-        else {"notes": [str(h.note.pk) for h in shown[:DECIDED]], **verdict},
+        else {"notes": [str(h.note.pk) for h in shown[: decision.DECIDED]], **verdict},
     }
     words = ", ".join(ctx.keywords)
     if not answering:
@@ -438,21 +439,6 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         note=_MATCHED(ctx.lang, words=", ".join(matched)),
     )
     return _Notes(shown, answering, unknown, entry, trace)
-
-
-def words_evidence(ctx: RecallContext, held: Sequence[Sequence[str]]) -> decision.Evidence:
-    """The evidence of the words for ``memory.decision`` (levels 1 and 4): what the first note
-    of a ranked list holds of the question itself (``held``: each listed note's own question
-    terms, in rank order), and the most any of the first ``DECIDED`` holds."""
-    first = decision.shares(ctx.weights(), ctx.keywords, set(held[0]) if held else set())
-    best = max(
-        (decision.shares(ctx.weights(), ctx.keywords, set(h))[0] for h in held[:DECIDED]),
-        default=0.0,
-    )
-    coverage, missed, unseen = first
-    return decision.Evidence(
-        coverage=coverage, missed=missed, unseen=unseen, best_coverage=max(best, coverage)
-    )
 
 
 def scope_missing(

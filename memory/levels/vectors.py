@@ -21,6 +21,7 @@ note that says a value changed goes before the older one for this question
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import datetime
 from types import SimpleNamespace
@@ -34,7 +35,7 @@ from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.levels.tables import DECIDED, scope_missing, words_evidence
+from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note, Summary
 from memory.services import objects as objects_service
 from memory.services import supersede
@@ -299,16 +300,14 @@ def _decide(
     context = {str(i.get("note")): i["context_similarity"] for i in lists.get("context", [])}
     first = notes[0]
     key = str(first["note"])
-    words = words_evidence(ctx, [i.get("matched") or [] for i in notes])
-    evidence = decision.Evidence(
-        **{
-            **words.as_dict(),
-            **decision.dense_evidence(similarities, by_note.get(key), context.get(key)),
-        }
+    words = decision.words_evidence(
+        ctx.weights(), ctx.keywords, [i.get("matched") or [] for i in notes]
     )
+    dense = decision.dense_evidence(similarities, by_note.get(key), context.get(key))
+    evidence = dataclasses.replace(words, **dense)
     verdict = decision.verdict(evidence, "meaning")
     first["answers"] = verdict["answers"]
-    return {"note": key, "notes": [str(i["note"]) for i in notes[:DECIDED]], **verdict}
+    return {"note": key, "notes": [str(i["note"]) for i in notes[: decision.DECIDED]], **verdict}
 
 
 def _denied_summaries(

@@ -189,12 +189,10 @@ CHANGE = MARKERS | frozenset(
 # The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
 # multilingual-e5-small) from which one may be the same thing said before: on the bench sets'
 # 36 values changed in other words the replaced note is one of the two nearest for 27; with the
-# conditions below, floors from 0.80 to 0.84 find the same 14 of them (PASSPORT.md «Поиск»).
+# conditions below, floors from 0.80 to 0.84 found the same 14 of them in a one-off probe; what
+# the rule does on the sets, bench/retrieval.py prints (PASSPORT.md «Поиск»).
 MEANING_NEAREST = 2
 MEANING_MIN_SIMILARITY = 0.82
-# Kinds of value (memory.language.values) that make two near statements the old and the new
-# value of one thing: «Живу на Пушкина, 10» and «Переехали: новый адрес — Лесная, 5».
-SPECIFIC_VALUES = frozenset({"phone", "address", "money", "date"})
 
 
 def announces_change(terms: Sequence[str]) -> bool:
@@ -209,7 +207,7 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
     ``MEANING_MIN_SIMILARITY`` or more, and either shares with it a term that no other earlier
     note holds (not a slot's name like «телефон», not a number) — it names that note's subject
     or its old value («Продал «Весту»…» after «Я езжу на «Ладе Весте»») — or states a value of
-    the same kind (a phone, an address, an amount, a date: ``SPECIFIC_VALUES``) about the same
+    the same kind (a phone, an address, an amount, a date: ``language.values``) about the same
     people. Nothing is deleted: the older note gets ``superseded_by``."""
     own = (
         set(NoteKeyword.objects.filter(note=note, own__gt=0).values_list("lemma", flat=True))
@@ -229,7 +227,7 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
             superseded_by__isnull=True,
         )
     }
-    kinds = language.values(note.text) & SPECIFIC_VALUES
+    kinds = language.values(note.text)
     slots = language.slots()
     for pk, _ in close:
         old = earlier.get(str(pk))

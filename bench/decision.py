@@ -131,9 +131,9 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
     from retrieval import nearest, rebuild
 
     from memory import decision, language
+    from memory.knowledge.notes import holders_first, lift
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
-    from memory.services.notes import holders_first, lift
     from memory.stores.embeddings import embedder
 
     embed = embedder()

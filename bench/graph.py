@@ -2,7 +2,7 @@
 
 The embedded graph (``memory.stores.graph.LocalLightRag``: LightRAG with its file storages, one
 workspace per architect) is filled for one architect with what remember gives it: each LoCoMo
-chat turn as a chunk, the offline NER's named things as entities (``knowledge.named_by_ner``),
+chat turn as a chunk, the offline NER's named things as entities (``fill.named_by_ner``),
 in merged inserts of ``GRAPH_BATCH`` notes as the outbox delivers them. At each checkpoint it
 prints:
   - insert: the store's seconds per note since the last checkpoint (the NER excluded), and
@@ -98,8 +98,8 @@ def main() -> None:
     from django.conf import settings
 
     from memory import language
+    from memory.knowledge.fill import named_by_ner
     from memory.levels import graph as level3
-    from memory.services.knowledge import named_by_ner
     from memory.stores import graph as graph_store
     from memory.stores.graph_types import Chunk, Entity, note_chunk_id
 

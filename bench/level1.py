@@ -3,7 +3,7 @@
 For each size (rows in one grown list table, shared by 100 architects; then notes of one
 architect on the full-text index) it times, in the same process and on the same rows:
   - baseline:  one parameterised SELECT of exactly the rows level 1 returns, by their keys;
-  - statement: level 1's one look at its indexes (``memory.services.lookup``), the SQL bare;
+  - statement: level 1's one look at its indexes (``memory.knowledge.lookup``), the SQL bare;
   - level 1:   the level-1 search alone (that statement, the rows of a table that answers, the
                ranking's lifts, the answer built);
   - recall:    the whole recall service (parameters, run record, the ladder).
@@ -221,8 +221,8 @@ def run_notes(sizes: list[int], repeats: int) -> None:
     from django.db import connection
 
     from memory import language
+    from memory.knowledge.notes import recount
     from memory.models import Architect, Note, NoteKeyword
-    from memory.services.notes import recount
 
     turns = [
         turn["text"]
@@ -348,7 +348,7 @@ def _statement(ctx, limit: int):  # type: ignore[no-untyped-def]
     """Level 1's one statement, executed and fetched bare (no JSON read, no answer built)."""
     from django.db import connection
 
-    from memory.services import lookup
+    from memory.knowledge import lookup
 
     sql, params = lookup.statement(
         ctx.architect, ctx.keywords, limit=limit, scope=ctx.scope, shape=True

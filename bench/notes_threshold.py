@@ -1,7 +1,7 @@
 """Relevance floor for level 4 over the architect's short notes, measured on this project's embedder.
 
 A note is stored verbatim and embedded as a document; the model's question is embedded as a
-query (see ``memory.services.knowledge.note_to_stores`` and ``memory.levels.vectors``). Whether a
+query (see ``memory.knowledge.fill.note_to_stores`` and ``memory.levels.vectors``). Whether a
 list of notes holds the answer is no longer a floor on the similarity but the answer decision
 (``memory.decision``, fitted by ``bench/decision.py``); ``VECTOR_MIN_SCORE`` stays the floor of
 summaries (short texts like notes) and of research's closest note. This bench measures how the

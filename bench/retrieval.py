@@ -393,7 +393,7 @@ def rebuild(number: int, sample: dict[str, Any], embed: Any) -> Rebuilt:
     """A conversation told in process: a session is a conversation (days lie between sessions,
     seconds between turns), as the memory cuts them from the times the turns were said."""
     from memory import relevance
-    from memory.services.notes import window
+    from memory.knowledge.notes import window
 
     turns = _turns(sample)
     texts = [t.text for t in turns]
@@ -455,9 +455,9 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     from django.test import override_settings
 
     from memory import decision, ladder, language
+    from memory.knowledge.notes import holders_first, lift
     from memory.levels import tables as tables_level
     from memory.levels import vectors as vectors_level
-    from memory.services.notes import holders_first, lift
     from memory.stores.embeddings import embedder
 
     contexts, meanings = (0.0, 0.3, 0.5, 0.8), (0.5, 1.0)

@@ -57,8 +57,8 @@ def _prefill(names: list[str], texts: list[str]) -> float:
     from django.db import transaction
 
     from memory import language
+    from memory.knowledge.notes import note_create
     from memory.models import Architect
-    from memory.services.notes import note_create
 
     architects = [Architect.objects.get(name=name) for name in names]
     started = time.perf_counter()
@@ -93,8 +93,8 @@ def _prefill_bulk(names: list[str], texts: list[str]) -> float:
     from django.db import connection
     from django.utils import timezone
 
+    from memory.knowledge.notes import reindex
     from memory.models import Architect, Note
-    from memory.services.notes import reindex
 
     architects = [Architect.objects.get(name=name) for name in names]
     started = time.perf_counter()

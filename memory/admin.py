@@ -26,7 +26,9 @@ from memory.models import (
     ToolCall,
     User,
 )
+from memory.services.evolution import candidates
 from memory.shape import selectors
+from memory.stores import outbox
 
 
 @admin.register(Architect)
@@ -277,8 +279,6 @@ class OutboxItemAdmin(admin.ModelAdmin):
 
     @admin.action(description="Put dead items back in the queue (once the cause is fixed)")
     def requeue(self, request: HttpRequest, queryset: Any) -> None:
-        from memory.stores import outbox
-
         count = outbox.requeue(queryset.values_list("pk", flat=True))
         self.message_user(request, f"{count} dead item(s) queued again.", messages.SUCCESS)
 
@@ -310,11 +310,9 @@ class SkillCandidateAdmin(admin.ModelAdmin):
 
     @admin.action(description="Kill the open candidate (deleted from the skills repository)")
     def kill(self, request: HttpRequest, queryset: Any) -> None:
-        from memory.services import evolution
-
         author = f"staff:{request.user.get_username()}"
         killed = [
-            evolution.kill(c.skill, reason="killed in the admin", author=author)
+            candidates.kill(c.skill, reason="killed in the admin", author=author)
             for c in queryset.filter(status="open")
         ]
         self.message_user(request, f"{len(killed)} candidate(s) killed.", messages.SUCCESS)

@@ -1,3 +1,5 @@
+"""The app's start-up: where what a lower layer needs from above is handed down to it."""
+
 from django.apps import AppConfig
 
 
@@ -7,8 +9,16 @@ class MemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the OpenAPI description of the memory key (drf-spectacular extension).
-        from memory.contract import schema  # noqa: F401
+        # Imported here because Django allows models to be imported only once the app registry
+        # is ready; each import fills a registry of a lower layer.
+        from memory.agent import tools
+        from memory.api import schema  # noqa: F401  (the memory key's OpenAPI description)
+        from memory.knowledge import fill  # noqa: F401  (the outbox's note deliveries)
+        from memory.levels import graph as graph_level
+        from memory.services.evolution import (
+            candidates,
+            shadow,  # noqa: F401  (the replayable skills)
+        )
 
-        # Registers the outbox's delivery of a note's supersession by meaning.
-        from memory.services import knowledge  # noqa: F401
+        tools.REACH.ask_graph = graph_level.ask
+        tools.REACH.write_candidate = candidates.write_candidate

@@ -186,7 +186,7 @@ def people(text: str) -> set[str]:
 def values(text: str) -> set[str]:
     """The kinds of value a phrase states, read by code: a phone, an address, an amount of
     money, a date. Two near statements with a value of the same kind about the same people say
-    its old and its new value (``memory.services.supersede``)."""
+    its old and its new value (``memory.knowledge.supersede``)."""
     found = set()
     lemmas = set(keywords(text))
     if _PHONE.search(text):

@@ -92,7 +92,7 @@ class TermWeights:
         return self._seen[asked]
 
 
-# The same two rules inside SQL (level 1's one statement, ``memory.services.lookup``): over a
+# The same two rules inside SQL (level 1's one statement, ``memory.knowledge.lookup``): over a
 # row ``a`` of the architect's counters and a row ``d`` of a term's document frequency.
 IDF_SQL = (
     "LN(1.0 + (CAST(a.notes_count - d.df AS DOUBLE PRECISION) + 0.5)"

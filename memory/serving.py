@@ -27,7 +27,7 @@ control_socket_disable = True
 def post_worker_init(worker: Any) -> None:
     """Warm the stores in the process that serves, before it accepts its first request: the
     listening socket is already open, so early clients wait in its backlog instead of failing."""
-    from memory import stores
+    from memory import stores  # gunicorn reads this file before Django is set up
 
     worker.log.info("warming up the stores (embedder, morphology, NER, graph)…")
     stores.warm()

@@ -19,7 +19,6 @@ from django.core.exceptions import ImproperlyConfigured
 from environs import Env
 
 from memory import hosts
-from memory.contract.version import CONTRACT_VERSION
 from memory.i18n import LANGS
 from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
 
@@ -68,7 +67,7 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 SECRET_KEY = _secret("SECRET_KEY", DATA_DIR)
 DEBUG = env.bool("DEBUG", False)
 # An entry may name a port ("127.0.0.1:3700"): that host is then served on that port only
-# (memory/hosts.py, the first middleware). An entry without a port admits any port, as in Django.
+# (memory/hosts.py; the first middleware). An entry without a port admits any port, as in Django.
 ALLOWED_HOSTS, ALLOWED_HOST_PORTS = hosts.split(
     env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 )
@@ -91,7 +90,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "memory.hosts.HostPortMiddleware",  # first: a Host this server does not serve goes no further
+    "memory.middleware.HostPortMiddleware",  # first: a Host this server does not serve goes no further
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -306,7 +305,7 @@ HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 0.3)
 HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
 # Both rankings (level 1's BM25 and level 4's fusion) lift a note by a share of what the notes
 # around it in its conversation scored: + weight × the mean score of this many notes a side
-# (memory.services.notes.lift). LoCoMo, level 4's @10 (bench/retrieval.py --ranking): 0.854
+# (memory.knowledge.notes.lift). LoCoMo, level 4's @10 (bench/retrieval.py --ranking): 0.854
 # without it, 0.857 / 0.862 / 0.861 at 0.2 / 0.5 / 1.0; flat over 3-10 notes a side.
 RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
 RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
@@ -524,7 +523,7 @@ SPECTACULAR_SETTINGS = {
         "Two verbs: remember and recall. Input is text with optional parameters; every answer "
         "is an object written for a model, and names the fate of every parameter sent."
     ),
-    "VERSION": CONTRACT_VERSION,
+    "VERSION": None,  # the contract's own, set by memory.api.schema.close_answer_components
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
@@ -539,7 +538,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "memory.contract.schema.close_answer_components",
+        "memory.api.schema.close_answer_components",
     ],
 }
 

@@ -10,8 +10,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory.errors import MemoryServiceError
+from memory.knowledge import notes
 from memory.models import OutboxItem
-from memory.services import evolution, notes, research, runs
+from memory.services import research, runs
+from memory.services.evolution import candidates, shadow, share
 from memory.services.idempotency import forget_expired
 from memory.stores import outbox
 
@@ -75,7 +77,7 @@ def research_run(run_id: str) -> str:
 
 
 @shared_task(
-    name="memory.shadow_run",
+    name=share.SHADOW_TASK,
     acks_late=True,
     time_limit=settings.RESEARCH_HARD_SECONDS,  # a replayed research takes as long as research
     soft_time_limit=settings.RESEARCH_SOFT_SECONDS,
@@ -83,7 +85,7 @@ def research_run(run_id: str) -> str:
 def shadow_run(case_id: int) -> str:
     """Replay one real request with a candidate skill (PASSPORT.md «Эволюция навыков»); its
     answer is compared, never returned. Idempotent: a case already taken is left alone."""
-    case = evolution.conduct(case_id)
+    case = shadow.conduct(case_id)
     return case.status if case is not None else "missing"
 
 
@@ -91,4 +93,13 @@ def shadow_run(case_id: int) -> str:
 def skills_watch() -> dict[str, Any]:
     """The periodic watch (Celery beat): evaluate the open candidates, and open one for a skill
     that misses repeatedly (the model writes it when one is configured)."""
-    return evolution.watch()
+    return shadow.watch()
+
+
+@shared_task(name=candidates.EVALUATE_TASK, acks_late=True)
+def skills_evaluate(run_id: str) -> list[str]:
+    """A verdict landed on run ``run_id``: decide again the candidates that replayed it (a
+    promotion or a deletion is a commit of the skills repository, so it runs here, after the
+    verdict's commit, never inside the request that gave it). Idempotent: a decided candidate
+    is left alone."""
+    return candidates.evaluate_after_verdict(run_id)

@@ -131,3 +131,12 @@ UI = {
     "staff_only": Text(ru="Править может только персонал.", en="Only staff may edit."),
     "sign_out": Text(ru="Выйти", en="Sign out"),
 }
+
+# A skill candidate's status, as the skills page words it.
+CANDIDATE_STATUS = {
+    "open": Text(ru="измеряется", en="being measured"),
+    "promoted": Text(ru="повышен", en="promoted"),
+    "deleted": Text(ru="удалён", en="deleted"),
+    "killed": Text(ru="снят персоналом", en="killed by staff"),
+    "replaced": Text(ru="заменён новым текстом", en="replaced by a new text"),
+}

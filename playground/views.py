@@ -31,14 +31,15 @@ from memory.levels import graph as graph_level
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.models import Research, Run, SkillCandidate
-from memory.services import evolution, instruction
+from memory.services import instruction
+from memory.services.evolution import candidates, measure, share
 from memory.services.recall import recall
 from memory.services.remember import remember
 from memory.stores import door, outbox
 from memory.stores.graph import graph
 from memory.stores.vectors import KINDS, vectors
 from playground import controls, forms
-from playground.text import UI
+from playground.text import CANDIDATE_STATUS, UI
 
 SECTION = "memory-test"
 VERBS = {"remember": remember, "recall": recall}
@@ -287,20 +288,20 @@ def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, 
         decided.setdefault(candidate.skill, []).append(
             {
                 "candidate": candidate,
-                "status": evolution.STATUS_WORDS[candidate.status](lang),
+                "status": CANDIDATE_STATUS[candidate.status](lang),
             }
         )
     for name, skill in skills_repo.active().items():
-        candidate = evolution.open_candidate(name)
+        candidate = candidates.open_candidate(name)
         file = skills_repo.candidate(name)
-        numbers = evolution.figures(candidate) if candidate is not None else None
+        numbers = measure.figures(candidate) if candidate is not None else None
         cards.append(
             {
                 "name": name,
                 "skill": skill,
                 "version": skills_repo.version(skills_repo.text_of(skill)),
-                "replayable": evolution.replayable(name),
-                "misses": evolution.misses(name) if evolution.replayable(name) else None,
+                "replayable": share.replayable(name),
+                "misses": measure.misses(name) if share.replayable(name) else None,
                 "candidate": candidate,
                 "candidate_file": file,
                 "figures": numbers,
@@ -313,7 +314,7 @@ def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, 
         lang,
         rate=conf.SHADOW_RATE,
         cap=conf.SHADOW_DAILY_TURNS,
-        today=evolution.turns_today(),
+        today=share.turns_today(),
         min=conf.PROMOTE_MIN,
         margin=conf.PROMOTE_MARGIN,
         max=conf.CANDIDATE_MAX_CASES,
@@ -347,7 +348,7 @@ def skill_candidate(request: HttpRequest, name: str) -> HttpResponse:
     if name not in skills_repo.active():
         raise Http404("no such skill")
     try:
-        evolution.write_candidate(
+        candidates.write_candidate(
             name,
             body=request.POST.get("body", ""),
             reason=request.POST.get("reason", ""),
@@ -367,5 +368,5 @@ def skill_kill(request: HttpRequest, name: str) -> HttpResponse:
     if not reason or name not in skills_repo.active():
         context = _skills_context(request, _lang(), error=f"{name}: {UI['reason'](_lang())}?")
         return render(request, "playground/skills.html", context, status=400)
-    evolution.kill(name, reason=reason, author=_author(request))
+    candidates.kill(name, reason=reason, author=_author(request))
     return redirect(reverse("settings-skills"))

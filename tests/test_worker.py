@@ -7,8 +7,8 @@ import time
 import pytest
 
 from memory import celery_app
+from memory.knowledge.notes import note_create
 from memory.models import Note, NoteKeyword
-from memory.services.notes import note_create
 from memory.tasks import notes_reindex
 from tests.workers import celery_worker
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory.model.base import ToolScope
+from memory.stores import embedded
 
 MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
 # Settings a child process must share with its parent, passed only when set.
@@ -60,8 +61,6 @@ def child_env() -> dict[str, str]:
         "MEMORY_SKILLS_DIR": str(settings.SKILLS_REPO_DIR),
     }
     env.update({name: os.environ[name] for name in SHARED_ENV if name in os.environ})
-    from memory.stores import embedded
-
     if embedded():
         # The embedded stores belong to this process: the child reaches them through the door.
         # A parent that serves no door (not started by `make run`) says so: the child starts,

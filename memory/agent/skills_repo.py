@@ -29,7 +29,7 @@ from django.conf import settings
 from dulwich import porcelain
 from dulwich.repo import Repo
 
-from memory.agent.instruction import BASE_DIR, Skill, SkillError, parse_skill
+from memory.agent.skill import BASE_DIR, Skill, SkillError, parse_skill
 
 RELEASE_SKILLS = BASE_DIR / "skills"
 ACTIVE = "SKILL.md"

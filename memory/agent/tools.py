@@ -19,7 +19,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError, validate_call
 
+from memory import language
 from memory.errors import MemoryServiceError
+from memory.knowledge.lookup import notes_search
+from memory.knowledge.objects import object_keep
 from memory.models import Architect, Run, ShapeEntry, ToolCall
 from memory.models.runs import EVOLVE, SHADOW
 from memory.shape import selectors
@@ -30,6 +33,26 @@ from memory.shape.physical import ROOT_TABLE
 
 class ToolRefused(Exception):
     """A tool call the memory refuses; the message goes back to the model as the tool's error."""
+
+
+@dataclass
+class Reach:
+    """What two tools reach above the adapters, handed in at start-up (``memory.apps``), as
+    Django fills its app registry: level 3's answer to a question (architect, question, the
+    request's scope → the tool's answer), and a candidate written beside a skill."""
+
+    ask_graph: Callable[[Architect, str, list[dict[str, Any]]], dict[str, Any]] | None = None
+    write_candidate: Callable[..., Any] | None = None
+
+
+REACH = Reach()
+
+
+def _reached(name: str) -> Callable[..., Any]:
+    fn = getattr(REACH, name)
+    if fn is None:
+        raise ToolRefused(f"{name} is not wired in this process (memory.apps did not run)")
+    return fn
 
 
 @dataclass(frozen=True)
@@ -193,22 +216,9 @@ def _asked_scope(scope: Scope) -> list[dict[str, Any]]:
 def ask_graph(
     question: Annotated[str, Field(description="вопрос о связях, обычным текстом")],
 ) -> dict[str, Any]:
-    from memory import language
-    from memory.levels import graph as graph_level
-    from memory.levels.context import RecallContext
-
     scope = current()
-    ctx = RecallContext(
-        architect=scope.architect,
-        text=question,
-        keywords=language.keywords(question),
-        scope=_asked_scope(scope),  # the graph answers by the request's scope, as level 3 does
-        lang="ru",
-    )
-    outcome = graph_level.search(ctx)
-    if not outcome.found:
-        return {"found": False, "note": outcome.report[0].note if outcome.report else ""}
-    return {"found": True, "kind": outcome.kind, "context": outcome.data}
+    # the graph answers by the request's scope, as level 3 does
+    return _reached("ask_graph")(scope.architect, question, _asked_scope(scope))
 
 
 def find_notes(
@@ -216,9 +226,6 @@ def find_notes(
 ) -> dict[str, Any]:
     """The architect's notes that say these words (the full-text index, as level 1 reads it),
     best first, each with its id, its day and the run that recorded it."""
-    from memory import language
-    from memory.services.lookup import notes_search
-
     scope = current()
     hits = notes_search(
         architect=scope.architect,
@@ -248,8 +255,6 @@ def keep_object(
         str, Field(description="короткое саммари: что в документе и где подробности")
     ],
 ) -> dict[str, Any]:
-    from memory.services.objects import object_keep
-
     scope = current()
     obj, _ = object_keep(
         architect=scope.architect,
@@ -275,13 +280,11 @@ def write_candidate(
 ) -> dict[str, Any]:
     """Write the second version of a skill beside the active one. Only a candidate file: the
     active version and the instruction are out of this tool's reach."""
-    from memory.services import evolution
-
     scope = current()
     if scope.run is None or scope.run.verb != EVOLVE:
         raise ToolRefused("write_candidate serves only the memory's own evolution runs")
     try:
-        candidate = evolution.write_candidate(skill, body=body, reason=reason, author="model")
+        candidate = _reached("write_candidate")(skill, body=body, reason=reason, author="model")
     except ValueError as error:  # SkillError: no such skill, no body, no reason
         raise ToolRefused(str(error)) from error
     return {"skill": candidate.skill, "candidate": candidate.version, "status": "measuring"}

@@ -1,1 +1,2 @@
-"""The two-verb contract: its parameter registry, its answers, its HTTP door."""
+"""The two-verb contract's definition: its parameter registry, shapes, parsing and fates, limits,
+errors and version. The verbs, the HTTP door (``memory.api``) and the playground read it."""

@@ -4,7 +4,7 @@ Every parameter of both verbs is described here once: its name, the verbs that t
 shape, whether the memory can act on it now (``accepted``) or only takes its form
 (``not_supported``, with the reason), and its label and help in Russian and English.
 Validation and the ``params`` fates (``memory.contract.params``), the OpenAPI schema
-(``memory.contract.serializers``) and the playground's controls are all generated from it.
+(``memory.api.serializers``) and the playground's controls are all generated from it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from memory import ladder
+from memory import ladder, model
 from memory.contract import shapes
 from memory.contract.shapes import Shape
 from memory.contract.version import CONTRACT_VERSION
@@ -50,8 +50,6 @@ _NO_MODEL = Capability(
 
 
 def _with_model(verb: Verb) -> Capability:
-    from memory import model
-
     return ACCEPTED if model.configured() else _NO_MODEL
 
 

@@ -15,8 +15,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.internal.auth import IsMachine, MachineSecretAuthentication
+from memory.knowledge.objects import object_read
 from memory.models import MemoryObject
-from memory.services.objects import object_read
 from memory.stores import outbox
 from memory.stores.door import DoorUnavailable
 from memory.stores.graph import DoorGraph, graph

@@ -12,11 +12,14 @@ from memory.levels import research as research_level
 from memory.levels import tables
 from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
+from memory.levels.research import StartResearch
 
 
-def steps_for(ctx: RecallContext) -> list[Step]:
+def steps_for(ctx: RecallContext, *, start_research: StartResearch) -> list[Step]:
     """The levels that exist in this build, bound to one recall. A level that already found no
-    answer to this question in a run the caller names (``previous_results``) is skipped."""
+    answer to this question in a run the caller names (``previous_results``) is skipped. Level 5
+    hands the question to the research job, which the verbs' layer runs: its starter comes
+    in as ``start_research``."""
 
     def unless_done(level: int, available: Callable[[], str | None]) -> Callable[[], str | None]:
         def check() -> str | None:
@@ -38,8 +41,12 @@ def steps_for(ctx: RecallContext) -> list[Step]:
         ),
         Step(3, available=unless_done(3, always), search=lambda: graph_level.search(ctx)),
         Step(4, available=unless_done(4, always), search=lambda: vectors_level.search(ctx)),
-        Step(5, available=unless_done(5, always), search=lambda: research_level.search(ctx)),
+        Step(
+            5,
+            available=unless_done(5, always),
+            search=lambda: research_level.search(ctx, start_research),
+        ),
     ]
 
 
-__all__ = ["RecallContext", "steps_for"]
+__all__ = ["RecallContext", "StartResearch", "steps_for"]

@@ -21,7 +21,7 @@ from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
-from memory.models import Note
+from memory.models import Architect, Note
 from memory.stores.graph import QUERY_MODE, graph
 from memory.stores.graph_types import note_of_chunk
 
@@ -280,3 +280,19 @@ def search(ctx: RecallContext) -> Outcome:
         trace=trace,
         missing=missing,
     )
+
+
+def ask(architect: Architect, question: str, scope: list[dict[str, Any]]) -> dict[str, Any]:
+    """Level 3 for the agent's ``ask_graph`` tool: the question, by the request's scope, in the
+    tool's words (found, kind and the graph's context, or why not)."""
+    ctx = RecallContext(
+        architect=architect,
+        text=question,
+        keywords=language.keywords(question),
+        scope=scope,
+        lang="ru",
+    )
+    outcome = search(ctx)
+    if not outcome.found:
+        return {"found": False, "note": outcome.report[0].note if outcome.report else ""}
+    return {"found": True, "kind": outcome.kind, "context": outcome.data}

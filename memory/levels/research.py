@@ -1,4 +1,4 @@
-"""Level 5: research (``memory.services.research``). The recall starts the job — or finds the
+"""Level 5: research (the job is ``memory.services.research``, its starter passed in). The recall starts the job — or finds the
 one an earlier recall of the caller started (named in ``previous_results``) — and answers at
 once with its run and progress; asked to ``wait``, it holds the answer until the job ends or the
 bound (settings.RESEARCH_WAIT_SECONDS) passes."""
@@ -6,6 +6,7 @@ bound (settings.RESEARCH_WAIT_SECONDS) passes."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -14,9 +15,12 @@ from memory.i18n import Text
 from memory.ladder import Outcome, ReportEntry
 from memory.levels.context import RecallContext
 from memory.models import Research
-from memory.services import research as research_service
 
 POLL_SECONDS = 0.25
+SKILL = "deep-analysis"  # the skill the research job follows
+
+# Opens (or finds) the research job of this recall and sends it once its row commits.
+StartResearch = Callable[[RecallContext, list[int]], Research]
 
 _RUNNING = Text(
     ru="исследование идёт (прогон {run}): ответ — в следующем recall с previous_results: [«{run}»]",
@@ -27,11 +31,11 @@ _DONE = Text(ru="исследование завершено (прогон {run}
 _FAILED = Text(ru="исследование не удалось: {error}", en="research failed: {error}")
 
 
-def search(ctx: RecallContext) -> Outcome:
+def search(ctx: RecallContext, start: StartResearch) -> Outcome:
     research = ctx.extra.get("research_named")
     if research is None:
         levels = [1, 2, 3, 4] if model.configured() else [1, 3, 4]
-        research = research_service.start(ctx, levels)
+        research = start(ctx, levels)
     if ctx.extra.get("wait"):
         deadline = time.monotonic() + settings.RESEARCH_WAIT_SECONDS
         while research.status in ("queued", "running") and time.monotonic() < deadline:
@@ -46,14 +50,14 @@ def search(ctx: RecallContext) -> Outcome:
 def outcome(research: Research, lang: str) -> Outcome:
     """What a job in its present state says as level 5's outcome."""
     run = research.pk
-    skills = [research_service.SKILL]
+    skills = [SKILL]
     if research.status == "done":
         answer = research.answer
         found = bool(answer.get("found"))
         entry = ReportEntry(
             5,
             "research",
-            research_service.SKILL,
+            SKILL,
             "answered" if found else "empty",
             returned=len((answer.get("data") or {}).get("notes", [])),
             kind=research.kind or "probabilistic" if found else None,
@@ -72,11 +76,9 @@ def outcome(research: Research, lang: str) -> Outcome:
         )
     if research.status == "failed":
         note = _FAILED(lang, error=research.error)
-        entry = ReportEntry(5, "research", research_service.SKILL, "failed", note=note)
+        entry = ReportEntry(5, "research", SKILL, "failed", note=note)
     else:
-        entry = ReportEntry(
-            5, "research", research_service.SKILL, "running", note=_RUNNING(lang, run=run)
-        )
+        entry = ReportEntry(5, "research", SKILL, "running", note=_RUNNING(lang, run=run))
     return Outcome(
         found=False,
         report=[entry],

@@ -6,7 +6,7 @@ Two sources, both read with parameterised SELECTs:
   narrowed to the rows whose values matched;
 - the verbatim notes.
 
-The notes are ranked by BM25 over the full-text index (``memory.services.notes``); whether
+The notes are ranked by BM25 over the full-text index (``memory.knowledge.notes``); whether
 their list holds the answer is the answer decision's (``memory.decision``, model ``words``), and
 the grown shape, objects and summaries answer past the bar of ``memory.relevance`` (the
 rarity-weighted share of the question's terms they hold). A note holding all of the question →
@@ -25,13 +25,13 @@ from typing import Any
 from memory import decision, relevance
 from memory import scope as scopes
 from memory.i18n import Text
+from memory.knowledge import objects as objects_service
+from memory.knowledge import summaries, supersede
+from memory.knowledge.lookup import Look, NoteHit, look, notes_search
+from memory.knowledge.notes import holders_first, lift_notes, places_of
 from memory.ladder import KINDS, Kind, Outcome, ReportEntry
 from memory.levels.context import RecallContext
 from memory.models import MemoryObject, ShapeEntry
-from memory.services import objects as objects_service
-from memory.services import relearning, supersede
-from memory.services.lookup import Look, NoteHit, look, notes_search
-from memory.services.notes import holders_first, lift_notes, places_of
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 
@@ -542,7 +542,7 @@ def _learned(
     best_object: objects_service.ObjectHit | None,
     held: dict[Any, set[str]],
 ) -> Outcome | None:
-    hits = relearning.summaries_search(
+    hits = summaries.summaries_search(
         architect=ctx.architect,
         terms=ctx.keywords,
         weights=ctx.weights(),
@@ -576,7 +576,7 @@ def _learned(
             note=_MATCHED(ctx.lang, words=", ".join(best.matched)),
         )
     )
-    found = relearning.card(summary)
+    found = summaries.card(summary)
     lines = [_LEARNED(ctx.lang, run=summary.run_id, level=summary.level), summary.text]
     data: dict[str, Any] = {
         "summaries": [found],
@@ -623,7 +623,7 @@ def search(ctx: RecallContext) -> Outcome:
         entry = ReportEntry(1, "tables", "notes", "empty", note=_NO_WORDS(ctx.lang))
         return Outcome(found=False, report=[entry], trace=trace)
 
-    # One statement reads the indexes (``memory.services.lookup``); what follows reads only
+    # One statement reads the indexes (``memory.knowledge.lookup``); what follows reads only
     # what matched.
     looked = look(architect=ctx.architect, terms=ctx.keywords, limit=SEARCHED, scope=ctx.scope)
     ctx.extra["weights"] = looked.weights

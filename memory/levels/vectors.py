@@ -32,14 +32,14 @@ from django.conf import settings
 from memory import decision
 from memory import scope as scopes
 from memory.i18n import Text
+from memory.knowledge import objects as objects_service
+from memory.knowledge import supersede
+from memory.knowledge.notes import holders_first, lift_notes, places_of
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note, Summary
-from memory.services import objects as objects_service
-from memory.services import supersede
-from memory.services.notes import holders_first, lift_notes, places_of
 from memory.stores.vectors import KINDS, vectors
 
 SEARCHED = 20  # nearest points read per kind before fusion

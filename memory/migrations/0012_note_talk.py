@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 def place_notes(apps, schema_editor):
     """Existing notes get their conversation and place in it, by the rule new notes follow."""
-    from memory.services.notes import conversations
+    from memory.knowledge.notes import conversations
 
     Note = apps.get_model("memory", "Note")
     for architect_id in Note.objects.values_list("architect_id", flat=True).distinct():

@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 
 def count_notes(apps, schema_editor):
-    """The statistics of the notes already there (``memory.services.notes.recount``'s rule)."""
+    """The statistics of the notes already there (``memory.knowledge.notes.recount``'s rule)."""
     from django.db.models import Count, Sum
 
     Architect = apps.get_model("memory", "Architect")

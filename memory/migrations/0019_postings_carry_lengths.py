@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 
 def copy_lengths(apps, schema_editor):
-    """Each posting takes its note's document lengths (``memory.services.notes`` keeps them in
+    """Each posting takes its note's document lengths (``memory.knowledge.notes`` keeps them in
     step from here on)."""
     from django.db.models import OuterRef, Subquery
 

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 def count_terms(apps, schema_editor):
     """Each own posting takes the count of its note's own postings, its distinct terms
-    (``memory.services.notes`` sets it from here on)."""
+    (``memory.knowledge.notes`` sets it from here on)."""
     from django.db.models import Count, IntegerField, OuterRef, Subquery
 
     NoteKeyword = apps.get_model("memory", "NoteKeyword")

@@ -14,7 +14,7 @@ from memory.model.base import ModelBackend, NoModel
 def backend() -> ModelBackend:
     kind = settings.MODEL_BACKEND
     if kind == "claude":
-        from memory.model.claude_cli import ClaudeCli
+        from memory.model.claude_cli import ClaudeCli  # only the configured backend is loaded
 
         return ClaudeCli(
             binary=settings.CLAUDE_BIN,
@@ -22,7 +22,7 @@ def backend() -> ModelBackend:
             workdir=Path(settings.CLAUDE_WORKDIR),
         )
     if kind == "anthropic":
-        from memory.model.http import AnthropicMessages
+        from memory.model.http import AnthropicMessages  # (as above)
 
         return AnthropicMessages(
             base_url=settings.ANTHROPIC_BASE_URL,
@@ -30,7 +30,7 @@ def backend() -> ModelBackend:
             model=settings.ANTHROPIC_MODEL,
         )
     if kind == "openai":
-        from memory.model.http import OpenAIChat
+        from memory.model.http import OpenAIChat  # (as above)
 
         return OpenAIChat(
             base_url=settings.OPENAI_BASE_URL,

@@ -28,7 +28,7 @@ from memory.model.base import (
     failed_call,
 )
 from memory.models import Architect, Run, Thread
-from memory.services.evolution import in_shadow
+from memory.shadowing import in_shadow
 
 
 @lru_cache(maxsize=32)

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from memory.model.base import ModelBackend, ModelResult, ThreadNotFound
 from memory.models import Architect, Thread
+from memory.shadowing import in_shadow
 
 
 def thread_check(*, architect: Architect, thread: str, backend: ModelBackend) -> Thread:
@@ -30,7 +31,6 @@ def thread_record(
 ) -> Thread | None:
     """Record a conversation as the architect's (a later request may continue it). A shadow
     run's conversation is never recorded: nobody may continue into a candidate's answer."""
-    from memory.services.evolution import in_shadow
 
     if in_shadow():
         return None

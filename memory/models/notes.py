@@ -8,6 +8,8 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
+from memory import scope as scopes
+
 
 class Note(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -30,12 +32,12 @@ class Note(models.Model):
     near_length = models.PositiveIntegerField(default=0)
     # The conversation this note was told in (the pk of its first note: the same sender, no gap
     # longer than NOTES_CONTEXT_GAP_SECONDS between neighbours) and its place there; the ranking
-    # lifts notes whose neighbours also match (``memory.services.notes.lift``).
+    # lifts notes whose neighbours also match (``memory.knowledge.notes.lift``).
     talk = models.UUIDField(null=True, blank=True)
     position = models.PositiveIntegerField(default=0)
     # A later note about the same thing (same subject and attribute, same scope) that replaced
     # this one's value: recall answers the newer as current and names this one as history.
-    # Nothing is deleted (memory.services.supersede).
+    # Nothing is deleted (memory.knowledge.supersede).
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
@@ -56,8 +58,6 @@ class Note(models.Model):
         return self.text[:80]
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        from memory import scope as scopes
-
         self.places = scopes.flat_places(self.scope or [])
         self.scope_start, self.scope_end = scopes.span(self.scope or []) or (None, None)
         fields = kwargs.get("update_fields")
@@ -72,13 +72,13 @@ class NoteKeyword(models.Model):
 
     ``own`` counts the term in the note itself; ``near`` counts it in the notes remembered just
     before and after it in the same conversation, which the ranking weighs lower
-    (``memory.services.notes``). A posting with ``own == 0`` exists for the context only.
+    (``memory.knowledge.notes``). A posting with ``own == 0`` exists for the context only.
     ``length`` and ``near_length`` repeat the note's (``Note.length``, ``Note.near_length``), kept
     in step by the note's transaction: BM25 reads a posting's document length from the index
     itself, so ranking never visits the notes table row by row. ``terms`` is how many distinct
     terms the note's own text holds, on its own postings (0 on a context-only one): supersession
     looks up only the notes whose size could make them an earlier value of a new note
-    (``memory.services.supersede``).
+    (``memory.knowledge.supersede``).
     """
 
     architect = models.ForeignKey("memory.Architect", on_delete=models.CASCADE, related_name="+")

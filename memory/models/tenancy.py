@@ -21,7 +21,7 @@ class Architect(models.Model):
     name = models.CharField(max_length=100, unique=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     # The full-text index's statistics (BM25's N and mean length), kept in the transaction that
-    # writes each note (``memory.services.notes``), so level 1 reads them with one primary key
+    # writes each note (``memory.knowledge.notes``), so level 1 reads them with one primary key
     # instead of counting every note per search. ``notes.recount`` recomputes them exactly.
     notes_count = models.PositiveIntegerField(default=0, editable=False)
     notes_length = models.BigIntegerField(default=0, editable=False)

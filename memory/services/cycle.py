@@ -16,7 +16,7 @@ from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.models import Run
-from memory.services import evolution
+from memory.services.evolution import candidates
 from memory.services.runs import run_open, run_verdict_apply
 
 _NEED_OBJECT = Text(
@@ -78,7 +78,7 @@ def take_verdict(parsed: Parsed, caller: Caller, run: Run) -> None:
     else:
         parsed.accept("verdict", _VERDICT_TAKEN(parsed.lang, value=verdict["value"], run=target.pk))
         # A candidate that replayed the judged run reads the verdict once it is committed.
-        transaction.on_commit(lambda: evolution.verdict_given(target))
+        transaction.on_commit(lambda: candidates.verdict_given(target))
 
 
 def frame(verb: Verb, run: Run) -> dict[str, Any]:

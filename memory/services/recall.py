@@ -14,10 +14,11 @@ from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
 from memory.levels import research as research_level
 from memory.models import Research, Summary
-from memory.services import evolution, relearning
 from memory.services import previous as previous_service
+from memory.services import relearning
 from memory.services import research as research_service
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
+from memory.services.evolution import measure, share
 from memory.services.runs import run_close
 from memory.stores.graph_types import note_of_chunk
 
@@ -76,7 +77,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             ctx.extra["research_named"] = previous.research
             top = ladder.top_level("extreme")
     ctx.extra["wait"] = bool(parsed.get("wait", False))
-    climb = ladder.climb(steps_for(ctx), top=top, lang=lang)
+    climb = ladder.climb(steps_for(ctx, start_research=research_service.start), top=top, lang=lang)
     if parsed.has("previous_results"):
         parsed.accept("previous_results", ctx.extra["previous"].note(lang))
     if parsed.has("wait"):
@@ -174,7 +175,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         report=answer["report"],
     )
     if closed and usages:  # a model ran: a candidate of its skills may replay this request
-        evolution.offer(
+        share.offer(
             run,
             request={
                 "text": ctx.text,
@@ -185,7 +186,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
                 "thread": parsed.get("thread") or "",
             },
             answer=lambda: answer_brief(final),
-            skills=[s for s in run.skills if s != research_service.SKILL],
+            skills=[s for s in run.skills if s != research_level.SKILL],
         )
     return answer
 
@@ -193,11 +194,11 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
 def answer_brief(final: Any) -> dict[str, Any]:
     """An answer in brief for the shadow test: found or not, its ids, its words."""
     if final is None:
-        return evolution.brief(found=False)
+        return measure.brief(found=False)
     ids = sorted(_answer_ids(final.data))
     if isinstance(final.object, dict):
         ids.append(f"objects:{final.object.get('id')}")
-    return evolution.brief(found=True, ids=ids, text=final.text)
+    return measure.brief(found=True, ids=ids, text=final.text)
 
 
 def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list[str]]:
@@ -218,7 +219,11 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
             architect=run.architect, created_at__gte=request["asked_at"]
         ).values_list("pk", flat=True)
         ctx.extra["unseen"] = {f"summaries:{pk}" for pk in learned}
-    climb = ladder.climb(steps_for(ctx), top=min(int(request.get("top", 4)), 4), lang=ctx.lang)
+    climb = ladder.climb(
+        steps_for(ctx, start_research=research_service.start),
+        top=min(int(request.get("top", 4)), 4),
+        lang=ctx.lang,
+    )
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     return climb.final, usages, sorted({t for o in climb.outcomes for t in o.tools})
 

@@ -13,7 +13,7 @@ research conclusion and a computed table alike — an expensive answer becomes a
    the cycle.
 
 The summary is also a row of the relational store, indexed by its terms, so level 1 answers the
-same question next time (``summaries_search``). The rows and the outbox items commit in one
+same question next time (``memory.knowledge.summaries``). The rows and the outbox items commit in one
 transaction; ``sync`` delivers the stores before the answer leaves, ``async`` leaves them to the
 outbox's worker (settings.RELEARNING).
 """
@@ -34,12 +34,11 @@ from memory import language, model, ner
 from memory import scope as scopes
 from memory.agent import instruction
 from memory.i18n import Text
+from memory.knowledge import fill
+from memory.knowledge import objects as objects_service
 from memory.model.base import ModelError, ToolScope
 from memory.model.structured import ask_json
 from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword, SummaryLink
-from memory.relevance import TermWeights, keywords_held
-from memory.services import knowledge
-from memory.services import objects as objects_service
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 from memory.stores import outbox
@@ -270,7 +269,7 @@ def summary_chunk_id(summary_id: Any) -> str:
 def _graph_items(summary: Summary, result: Result, run: Run, lang: str) -> tuple[list[Any], str]:
     """Step 5: the summary as a chunk, linked to the things it names (natasha / the English
     rules, as for notes); no things → no insert, with the reason."""
-    named = knowledge.named_by_ner(f"{result.question}. {summary.text}")
+    named = fill.named_by_ner(f"{result.question}. {summary.text}")
     chunk = Chunk(id=summary_chunk_id(summary.pk), content=summary.text)
     entities = [
         Entity(
@@ -407,7 +406,7 @@ def relearn(
         if not items:
             continue
         if mode == "sync":
-            stores[step] = knowledge.deliver(items, now=True)[items[0].store]
+            stores[step] = fill.deliver(items, now=True)[items[0].store]
         else:
             stores[step] = {"status": "queued", "items": len(items)}
     if mode != "sync":
@@ -434,63 +433,4 @@ def failed(error: BaseException, mode: str | None = None) -> dict[str, Any]:
         "mode": mode or settings.RELEARNING,
         "status": "failed",
         "note": f"{getattr(error, 'code', type(error).__name__)}: {error}"[:1000],
-    }
-
-
-# --- level 1 reads them --------------------------------------------------------------------------
-
-
-@dataclass
-class SummaryHit:
-    summary: Summary
-    matched: list[str]
-    coverage: float
-
-
-def summaries_search(
-    *,
-    architect: Architect,
-    terms: Sequence[str],
-    weights: TermWeights,
-    scope: Sequence[dict[str, Any]],
-    limit: int = 5,
-    held: dict[Any, set[str]] | None = None,
-) -> list[SummaryHit]:
-    """Summaries whose question or text holds the question's terms, best covered first (the
-    newest first among equals); the scope by its one rule. ``held``: the asked terms each
-    summary holds, when already read (level 1's one look)."""
-    asked = list(dict.fromkeys(terms))
-    if held is None:
-        held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
-    if not held:
-        return []
-    found = Summary.objects.answering().filter(architect=architect, pk__in=list(held))
-    hits = [
-        SummaryHit(
-            summary=s,
-            matched=[t for t in asked if t in held[s.pk]],
-            coverage=weights.coverage(asked, held[s.pk]),
-        )
-        for s in found
-        if scopes.fits(s.scope, scope)
-    ]
-    hits.sort(key=lambda h: (-h.coverage, -h.summary.created_at.timestamp()))
-    return hits[:limit]
-
-
-def card(summary: Summary) -> dict[str, Any]:
-    """A summary as an answer shows it: its text, the run that found it, its basis, its object."""
-    return {
-        "id": f"summaries:{summary.pk}",
-        "summary": str(summary.pk),
-        "source": "summaries",
-        "text": summary.text,
-        "question": summary.question,
-        "run": str(summary.run_id) if summary.run_id else None,
-        "level": summary.level,
-        "object": str(summary.object_id) if summary.object_id else None,
-        "basis": summary.basis,
-        "claim": summary.claim,
-        "denies_run": str(summary.denied_run_id) if summary.denied_run_id else None,
-        "created_at": summary.created_at.isoformat(),
     }

@@ -25,13 +25,15 @@ from memory.contract.params import Parsed
 from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
+from memory.knowledge import fill
+from memory.knowledge.notes import note_create
 from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNotFound, ToolScope
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
-from memory.services import denial, evolution, idempotency, knowledge, relearning
+from memory.services import denial, idempotency, relearning
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
-from memory.services.notes import note_create
+from memory.services.evolution import measure, share
 from memory.services.runs import run_close
 from memory.shape import names
 from memory.shape.tools import TableChange, WriteReport, promote_to_list
@@ -222,7 +224,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
     # Without a model the offline NER names the note's things: in the request when the stores
     # are filled in it, behind the answer (at delivery) when capture comes first.
     behind = settings.STORES_FILL == "behind"
-    named = None if model.configured() or behind else knowledge.named_by_ner(text)
+    named = None if model.configured() or behind else fill.named_by_ner(text)
 
     with transaction.atomic():
         run = open_run("remember", parsed, caller)
@@ -239,7 +241,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
         # Without a model the note's things are known now, and go out with the note. With one,
         # the vectors go now and the graph after the model's parse (the sweep completes it
         # from the NER if the process dies in between).
-        pending = knowledge.note_to_stores(note=note, run=run, graph=named is not None)
+        pending = fill.note_to_stores(note=note, run=run, graph=named is not None)
         if behind and not model.configured():
             pending.append(outbox.graph_note(note=note, run=run))
         take_verdict(parsed, caller, run)
@@ -378,9 +380,7 @@ def _after_commit(
         failures=failures,
     )
     if usage is not None:  # the model's part ran: a candidate of its skills may replay it
-        evolution.offer(
-            run, request=_request(parsed, demanded), answer=lambda: evolution.writes_of(run)
-        )
+        share.offer(run, request=_request(parsed, demanded), answer=lambda: measure.writes_of(run))
     return answer
 
 
@@ -431,16 +431,16 @@ def _fill_stores(
         with transaction.atomic():
             extra: list[OutboxItem] = []
             if not any(item.store == "graph" for item in pending):
-                extra += knowledge.note_graph(note=note, run=run)
+                extra += fill.note_graph(note=note, run=run)
             known = [i.pk for i in pending + extra]
             extra += list(OutboxItem.objects.filter(run=run, status="queued").exclude(pk__in=known))
-            structured = knowledge.writes_to_graph(run=run, phrase=parsed.get("text"))
+            structured = fill.writes_to_graph(run=run, phrase=parsed.get("text"))
             if structured is not None:
                 extra.append(structured)
             return extra
 
     added = _quietly("graph items", more)
-    stores = knowledge.deliver(pending + ([] if isinstance(added, _Failure) else added))
+    stores = fill.deliver(pending + ([] if isinstance(added, _Failure) else added))
     if isinstance(added, _Failure):
         failures.append(added.reason)
         graph = stores.setdefault("graph", {"status": "failed", "items": 0})

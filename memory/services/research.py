@@ -38,14 +38,18 @@ from django.utils import timezone
 from memory import language, model, ner, relevance
 from memory.agent import instruction
 from memory.agent import tools as agent_tools
+from memory.celery import enqueue
+from memory.celery import send as celery_send
 from memory.i18n import Text
+from memory.knowledge.lookup import notes_search
 from memory.levels.context import RecallContext
+from memory.levels.research import SKILL
 from memory.model.base import ModelError, ModelResult, ToolScope
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import Note, Research, Run, ShapeEntry, ToolCall
-from memory.services import denial, evolution, relearning
-from memory.services.lookup import notes_search
+from memory.services import denial, relearning
+from memory.services.evolution import measure, share
 from memory.shape import selectors
 from memory.stores.graph import graph
 from memory.stores.graph_types import GraphContext, note_of_chunk
@@ -53,7 +57,6 @@ from memory.stores.vectors import vectors
 
 log = logging.getLogger(__name__)
 
-SKILL = "deep-analysis"
 TASK = "memory.research"
 MAX_TERMS = 10
 MAX_ENTITIES = 20
@@ -199,27 +202,20 @@ def start(ctx: RecallContext, levels: list[int]) -> Research:
     )
     if created:
         run_id = str(ctx.run.pk)
-        transaction.on_commit(lambda: send(run_id), robust=True)
+        enqueue(TASK, run_id, failed=lambda error: _not_sent(run_id, error))
     return research
 
 
 def send(run_id: str) -> None:
-    """Hand the job to Celery; a broker that is down fails the job with the reason, never the
-    answer that started it."""
-    from memory.celery import app
+    """Hand the job to Celery now; a broker that is down fails the job with the reason, never
+    the answer that started it."""
+    celery_send(TASK, [run_id], failed=lambda error: _not_sent(run_id, error))
 
-    if settings.CELERY_TASK_ALWAYS_EAGER:  # Celery's own eager mode: the job runs here, now
-        from memory.tasks import research_run
 
-        research_run.apply(args=[run_id])
-        return
-    try:
-        app.send_task(TASK, args=[run_id])
-    except Exception as error:
-        log.warning("research %s could not be sent to Celery: %s", run_id, error)
-        Research.objects.filter(pk=run_id, status="queued").update(
-            status="failed", error=f"broker: {error}"[:4000], finished_at=timezone.now()
-        )
+def _not_sent(run_id: str, error: BaseException) -> None:
+    Research.objects.filter(pk=run_id, status="queued").update(
+        status="failed", error=f"broker: {error}"[:4000], finished_at=timezone.now()
+    )
 
 
 # --- the job ------------------------------------------------------------------------------------
@@ -273,10 +269,10 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     research.save()
     _on_run(research, progress)
     if progress.data["model_turns"]:  # the model worked by the skill: a candidate may replay it
-        evolution.offer(
+        share.offer(
             Run.objects.get(pk=research.pk),
             request={"text": research.question, "scope": research.scope, "lang": research.lang},
-            answer=lambda: evolution.brief(
+            answer=lambda: measure.brief(
                 found=found.found, ids=[b["note"] for b in found.basis], text=found.text
             ),
             skills=[SKILL],

@@ -20,8 +20,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory.knowledge import fill
 from memory.models import Architect, Run
-from memory.services import knowledge
 
 ORPHAN = "run_orphaned: the process serving this run stopped before closing it ({owner})"
 
@@ -146,7 +146,7 @@ def _close_orphan(run: Run) -> int:
             status="failed", error=ORPHAN.format(owner=run.owner or "unknown")
         )
         if closed and Run.objects.filter(pk=run.pk, verb="remember").exists():
-            knowledge.complete_orphan(run)
+            fill.complete_orphan(run)
     return closed
 
 

@@ -3,17 +3,18 @@ production engine: embeddings, vectors (Qdrant), the knowledge graph (LightRAG),
 
 from __future__ import annotations
 
+from django.conf import settings
+
 
 def embedded() -> bool:
     """True when the vectors or the graph run inside a process (local Qdrant, in-process
     LightRAG): then one process owns them and the others go through the internal door."""
-    from django.conf import settings
-
     return not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS))
 
 
 def reset() -> None:
     """Close the engines this process holds and forget them (tests, and settings changes)."""
+    # the engines' modules load their libraries (Qdrant, LightRAG): only when asked
     from memory.stores import door, graph, vectors
 
     for factory in (vectors.vectors, graph.graph):
@@ -29,6 +30,7 @@ def reset() -> None:
 def warm() -> None:
     """Load what the first request would otherwise wait for: the embedder, the morphology, the
     NER models, the graph and vector engines (seconds on a cold process)."""
+    # the libraries load here on purpose: warming up is what this is for
     from memory import language, ner
     from memory.stores import embeddings, graph, vectors
 

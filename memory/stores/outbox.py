@@ -31,7 +31,7 @@ from django.db import DatabaseError, connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.celery import app
+from memory.celery import enqueue as enqueue_job
 from memory.errors import MemoryServiceError
 from memory.models import Architect, OutboxItem, Run
 from memory.stores import door, embedded
@@ -124,14 +124,20 @@ def _vector_items(item: OutboxItem) -> list[VectorItem]:
         raise PermanentError(f"malformed outbox payload: {error!r}") from error
 
 
+# What the layers above define (a note's graph item needs the NER and the note's words) and the
+# outbox delivers: a graph op → its insert from the payload, or a whole (store, op) delivery.
+# Both are filled at start-up (``memory.apps`` imports ``memory.knowledge.fill``), so this adapter
+# imports nothing above it.
+GRAPH_PARTS: dict[str, Callable[[dict[str, Any]], dict[str, list[Any]] | None]] = {}
+HANDLERS: dict[tuple[str, str], Callable[[OutboxItem], None]] = {}
+
+
 def _graph_parts(item: OutboxItem) -> dict[str, list[Any]] | None:
     """What one graph item inserts (a note's things are found now, by the NER, if not yet)."""
     payload = item.payload
     try:
-        if item.op == "note":
-            from memory.services.knowledge import note_graph_parts
-
-            return note_graph_parts(payload["note"])
+        if item.op in GRAPH_PARTS:
+            return GRAPH_PARTS[item.op](payload)
         if item.op == "insert":
             return {
                 "chunks": [Chunk(**c) for c in payload["chunks"]],
@@ -141,11 +147,6 @@ def _graph_parts(item: OutboxItem) -> dict[str, list[Any]] | None:
     except (KeyError, TypeError) as error:
         raise PermanentError(f"malformed outbox payload: {error!r}") from error
     raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
-
-
-# Deliveries that the layers above this one define: (store, op) → a function of the item. They
-# are registered at start-up (``memory.apps``), so this adapter imports nothing above it.
-HANDLERS: dict[tuple[str, str], Callable[[OutboxItem], None]] = {}
 
 
 def _deliver(item: OutboxItem) -> None:
@@ -458,14 +459,6 @@ def state(architect: Architect, *, dead_shown: int = 5) -> dict[str, Any]:
 
 
 def hand_over(delay: float = 0.0) -> None:
-    """The one way the outbox hands work to Celery: a replay task, sent once the current
-    transaction commits. A broker that is down is logged, never raised: the periodic sweep
-    replays what is queued anyway."""
-
-    def send() -> None:
-        try:
-            app.send_task(REPLAY_TASK, countdown=max(0.0, delay))
-        except Exception as error:  # the answer has been given; the sweep catches up
-            log.warning("could not hand the outbox to Celery (the sweep will replay): %s", error)
-
-    transaction.on_commit(send, robust=True)
+    """Hand the outbox to Celery: a replay task, sent once the current transaction commits. A
+    broker that is down is logged, never raised: the periodic sweep replays what is queued."""
+    enqueue_job(REPLAY_TASK, countdown=delay)

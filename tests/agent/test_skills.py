@@ -8,6 +8,7 @@ import re
 import pytest
 
 from memory.agent import instruction, mcp_server, skills_repo, tools
+from memory.agent import skill as skill_file
 
 SKILLS = skills_repo.released()
 SERVED = {t.name for t in asyncio.run(mcp_server.build([t.name for t in tools.TOOLS]).list_tools())}
@@ -32,16 +33,16 @@ def test_a_skill_without_front_matter_is_refused(tmp_path):
     folder = tmp_path / "broken"
     folder.mkdir()
     (folder / "SKILL.md").write_text("# no front matter\n")
-    with pytest.raises(instruction.SkillError, match="front matter"):
-        instruction.parse_skill(folder / "SKILL.md")
+    with pytest.raises(skill_file.SkillError, match="front matter"):
+        skill_file.parse_skill(folder / "SKILL.md")
 
 
 def test_a_skill_named_unlike_its_folder_is_refused(tmp_path):
     folder = tmp_path / "tables"
     folder.mkdir()
     (folder / "SKILL.md").write_text("---\nname: other\ndescription: x\n---\nbody\n")
-    with pytest.raises(instruction.SkillError, match="differs from its folder"):
-        instruction.parse_skill(folder / "SKILL.md")
+    with pytest.raises(skill_file.SkillError, match="differs from its folder"):
+        skill_file.parse_skill(folder / "SKILL.md")
 
 
 def test_the_instruction_is_compact_and_skill_first():
@@ -59,5 +60,5 @@ def test_the_system_prompt_carries_the_skills_asked_for():
     assert prompt.startswith(instruction.instruction())
     assert "## Навык use-tables" in prompt
     assert "## Навык naming" not in prompt
-    with pytest.raises(instruction.SkillError):
+    with pytest.raises(skill_file.SkillError):
         instruction.system_prompt(["no-such-skill"])

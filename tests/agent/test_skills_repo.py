@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from memory.agent import instruction, released, skills_repo
+from memory.agent import skill as skill_file
 from memory.models import InstructionReference
 from memory.services import instruction as instruction_service
 
@@ -60,13 +61,13 @@ def test_a_candidate_sits_beside_the_active_version_and_every_edit_is_a_commit()
 
 
 def test_edits_are_refused_without_a_reason_a_body_or_an_existing_skill():
-    with pytest.raises(instruction.SkillError, match="says why"):
+    with pytest.raises(skill_file.SkillError, match="says why"):
         skills_repo.write_candidate("naming", body="x", reason=" ", author="staff:k")
-    with pytest.raises(instruction.SkillError, match="body"):
+    with pytest.raises(skill_file.SkillError, match="body"):
         skills_repo.write_candidate("naming", body="", reason="r", author="staff:k")
-    with pytest.raises(instruction.SkillError, match="no skill"):
+    with pytest.raises(skill_file.SkillError, match="no skill"):
         skills_repo.write_candidate("../MEMORY-AGENT", body="x", reason="r", author="model")
-    with pytest.raises(instruction.SkillError, match="no candidate"):
+    with pytest.raises(skill_file.SkillError, match="no candidate"):
         skills_repo.promote("naming", reason="r", author="memory")
 
 

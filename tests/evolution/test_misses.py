@@ -8,7 +8,7 @@ import pytest
 
 from memory.agent import skills_repo
 from memory.models import Run, SkillCandidate, ToolCall
-from memory.services import evolution
+from memory.services.evolution import candidates, measure, shadow, share
 
 
 def _runs(architect, n, **facts):
@@ -34,20 +34,20 @@ def test_misses_are_counted_from_facts(alice, settings):
     _runs(alice, 3, model_turns=9)
     _runs(alice, 5, verdict="reject", channel="shadow")  # a shadow run is no real miss
     _runs(alice, 5, verdict="reject", skills=["naming"])  # another skill's
-    seen = evolution.misses("use-tables")
+    seen = measure.misses("use-tables")
     assert (seen.runs, len(seen.rejected), len(seen.empty), len(seen.costly)) == (14, 2, 3, 3)
     assert seen.median_turns == 2 and seen.repeated
     assert seen.reason() == (
         "3 of 14 recalls found nothing; 3 of 14 runs cost over 2× the median of 2 turns"
     )
-    assert evolution.misses("naming").reason() == "5 of 5 runs rejected"
+    assert measure.misses("naming").reason() == "5 of 5 runs rejected"
 
 
 @pytest.mark.django_db
 def test_without_a_model_a_repeated_miss_waits_for_staff(alice, settings):
     settings.MISS_REPEAT = 3
     _runs(alice, 3, verdict="reject", model_turns=1)
-    report = evolution.watch()
+    report = shadow.watch()
     assert report["missed"] == {"use-tables": "3 of 3 runs rejected"}
     assert report["written"] == [] and not SkillCandidate.objects.exists()
 
@@ -56,9 +56,9 @@ def test_without_a_model_a_repeated_miss_waits_for_staff(alice, settings):
 def test_a_decided_candidate_is_not_reopened_by_the_misses_before_it(alice, settings):
     settings.MISS_REPEAT = 3
     _runs(alice, 3, verdict="reject")
-    evolution.write_candidate("use-tables", body="B", reason="r", author="staff:t")
-    evolution.kill("use-tables", reason="не то", author="staff:t")
-    assert not evolution.misses("use-tables").repeated  # counted again from the decision on
+    candidates.write_candidate("use-tables", body="B", reason="r", author="staff:t")
+    candidates.kill("use-tables", reason="не то", author="staff:t")
+    assert not measure.misses("use-tables").repeated  # counted again from the decision on
     assert SkillCandidate.objects.get().decided_why == "killed by staff:t: не то"
 
 
@@ -89,7 +89,7 @@ def test_the_model_writes_the_candidate_through_its_one_tool(grown, fake_claude,
     )
     instruction_before = skills_repo.instruction_path().read_text(encoding="utf-8")
     active_before = skills_repo.active()["use-tables"].body
-    report = evolution.watch()
+    report = shadow.watch()
     assert report["written"] == ["use-tables"]
     candidate = SkillCandidate.objects.get(status="open")
     assert (candidate.skill, candidate.opened_by, candidate.opened_why) == (
@@ -110,4 +110,4 @@ def test_the_model_writes_the_candidate_through_its_one_tool(grown, fake_claude,
     prompt = fake_claude.calls()[-1]["argv"]
     assert any("не тот человек" in part for part in prompt)  # the facts were given
     assert "candidate" in skills_repo.history("use-tables")[0].message
-    assert evolution.turns_today() == 3  # the writer's turns count against the day's cap
+    assert share.turns_today() == 3  # the writer's turns count against the day's cap

@@ -11,7 +11,7 @@ import pytest
 
 from memory.agent import skills_repo
 from memory.models import Run, ShadowCase, SkillCandidate, Thread, ToolCall
-from memory.services import evolution
+from memory.services.evolution import candidates, measure
 from tests.services.test_model_cycle import PARSE, TEAM, WRITE_TEAM
 
 pytestmark = [pytest.mark.usefixtures("grown"), pytest.mark.slow]
@@ -54,7 +54,7 @@ def evolving(fake_claude, alice_api, settings):
 
 def _open_candidate(author: str = "staff:keeper") -> SkillCandidate:
     body = skills_repo.active()["use-tables"].body + f"\n\n{MARKER}: сначала подумай, потом читай."
-    return evolution.write_candidate("use-tables", body=body, reason="3 rejects", author=author)
+    return candidates.write_candidate("use-tables", body=body, reason="3 rejects", author=author)
 
 
 def _ask(api) -> dict:
@@ -86,7 +86,7 @@ def test_a_candidate_that_wins_on_verdicts_and_cost_is_promoted_in_one_commit(
         assert (shadow.channel, shadow.verb, shadow.skills) == ("shadow", "recall", ["use-tables"])
         assert (shadow.model_turns, case.run.model_turns) == (1, 2)  # side by side, linked
         assert shadow.model_seconds > 0 and case.run.model_seconds > 0
-    assert evolution.evaluate(candidate) == "open"  # no verdict yet: incomplete, never a win
+    assert candidates.evaluate(candidate) == "open"  # no verdict yet: incomplete, never a win
 
     _reject(alice_api, answers[0]["run"])
     assert SkillCandidate.objects.get(pk=candidate.pk).status == "open"  # 1 judged of 2 needed
@@ -134,10 +134,10 @@ def test_a_candidate_with_too_few_verdicts_stays_a_candidate(evolving, alice_api
     first = _ask(alice_api)
     _ask(alice_api)
     _reject(alice_api, first["run"])
-    assert evolution.evaluate(candidate) == "open"
-    numbers = evolution.figures(candidate)
+    assert candidates.evaluate(candidate) == "open"
+    numbers = measure.figures(candidate)
     assert (numbers["judged"], numbers["active"]["pending"]) == (1, 1)
-    assert evolution.verdict_of(numbers) == (
+    assert measure.verdict_of(numbers) == (
         False,
         "too few verdicts: 1 judged of 2 shadow cases (promotion needs 3)",
     )
@@ -264,7 +264,7 @@ def test_a_research_is_replayed_with_a_deep_analysis_candidate(
     settings.PROMOTE_MIN, settings.CANDIDATE_MAX_CASES = 50, 100
     friends = research.tell_friends(alice, client_for, settings)
     body = skills_repo.active()["deep-analysis"].body + f"\n\n{MARKER}: ищи осторожнее."
-    evolution.write_candidate("deep-analysis", body=body, reason="r", author="staff:k")
+    candidates.write_candidate("deep-analysis", body=body, reason="r", author="staff:k")
     fake_claude.script(
         [
             {

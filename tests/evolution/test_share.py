@@ -10,9 +10,9 @@ import pytest
 
 from memory.agent import tools
 from memory.models import Run, ShadowCase, ShapeEntry, SkillCandidate
-from memory.services import evolution
+from memory.services.evolution import candidates, measure, shadow, share
 
-NOTHING = evolution.brief(found=False)
+NOTHING = measure.brief(found=False)
 
 
 def _requests(architect, n: int, *, skills=("use-tables",), turns: int = 2) -> list[Run]:
@@ -32,7 +32,7 @@ def _requests(architect, n: int, *, skills=("use-tables",), turns: int = 2) -> l
 
 
 def _candidate(skill: str = "use-tables") -> SkillCandidate:
-    return evolution.write_candidate(skill, body="Вторая версия.", reason="test", author="staff:t")
+    return candidates.write_candidate(skill, body="Вторая версия.", reason="test", author="staff:t")
 
 
 @pytest.mark.django_db
@@ -42,13 +42,13 @@ def test_the_declared_share_of_1000_requests_is_replayed_exactly(alice, settings
     runs = _requests(alice, 1000)
     others = _requests(alice, 300, skills=("naming",))  # another skill: not counted
     offered = [
-        bool(evolution.offer(r, request={"text": r.text}, answer=NOTHING)) for r in runs + others
+        bool(share.offer(r, request={"text": r.text}, answer=NOTHING)) for r in runs + others
     ]
     assert sum(offered) == 100
     assert [i for i, hit in enumerate(offered) if hit] == list(range(9, 1000, 10))  # evenly
     candidate.refresh_from_db()
     assert candidate.eligible == 1000
-    assert evolution.turns_today() == 200  # 100 cases queued at 2 turns each
+    assert share.turns_today() == 200  # 100 cases queued at 2 turns each
 
 
 @pytest.mark.django_db
@@ -56,47 +56,47 @@ def test_the_daily_cap_on_model_turns_holds_over_1000_requests(alice, settings):
     settings.SHADOW_RATE, settings.SHADOW_DAILY_TURNS = 0.5, 150
     _candidate()
     runs = _requests(alice, 1000, turns=3)
-    cases = [c for r in runs for c in evolution.offer(r, request={"text": r.text}, answer=NOTHING)]
+    cases = [c for r in runs for c in share.offer(r, request={"text": r.text}, answer=NOTHING)]
     assert len(cases) == 50  # 500 were due; 50 × 3 turns fill the day's 150
-    assert evolution.turns_today() == 150
+    assert share.turns_today() == 150
     # A case that ends cheaper than estimated gives the rest back to the day.
     Run.objects.filter(pk=cases[0].shadow_id).update(status="done", model_turns=1)
     ShadowCase.objects.filter(pk=cases[0].pk).update(status="done")
-    assert evolution.turns_today() == 148
-    assert len(evolution.offer(_requests(alice, 2, turns=2)[1], request={}, answer=NOTHING)) == 0
-    assert len(evolution.offer(_requests(alice, 1, turns=2)[0], request={}, answer=NOTHING)) == 1
-    assert evolution.turns_today() == 150
+    assert share.turns_today() == 148
+    assert len(share.offer(_requests(alice, 2, turns=2)[1], request={}, answer=NOTHING)) == 0
+    assert len(share.offer(_requests(alice, 1, turns=2)[0], request={}, answer=NOTHING)) == 1
+    assert share.turns_today() == 150
 
 
 @pytest.mark.django_db
 def test_no_candidate_no_share_no_conversation(alice, settings):
     settings.SHADOW_RATE = 1.0
     (run,) = _requests(alice, 1)
-    assert evolution.offer(run, request={"text": "x"}, answer=NOTHING) == []  # no candidate
+    assert share.offer(run, request={"text": "x"}, answer=NOTHING) == []  # no candidate
     _candidate()
-    assert evolution.offer(run, request={"text": "x", "thread": "t-1"}, answer=NOTHING) == []
+    assert share.offer(run, request={"text": "x", "thread": "t-1"}, answer=NOTHING) == []
     settings.SHADOW_RATE = 0.0
-    assert evolution.offer(run, request={"text": "x"}, answer=NOTHING) == []
+    assert share.offer(run, request={"text": "x"}, answer=NOTHING) == []
     shadow = Run.objects.create(architect=alice, verb="recall", caller="t", channel="shadow")
     shadow.skills = ["use-tables"]
     settings.SHADOW_RATE = 1.0
-    assert evolution.offer(shadow, request={"text": "x"}, answer=NOTHING) == []  # never itself
+    assert share.offer(shadow, request={"text": "x"}, answer=NOTHING) == []  # never itself
 
 
 @pytest.mark.django_db
 def test_a_broker_that_is_down_fails_the_case_not_the_answer(alice, settings, monkeypatch):
-    from memory import tasks
+    from memory.celery import app
 
     settings.SHADOW_RATE = 1.0
     _candidate()
     (run,) = _requests(alice, 1)
-    (case,) = evolution.offer(run, request={"text": "x"}, answer=NOTHING)
+    (case,) = share.offer(run, request={"text": "x"}, answer=NOTHING)
 
     def down(*args, **kwargs):
         raise ConnectionRefusedError("broker down")
 
-    monkeypatch.setattr(tasks.shadow_run, "delay", down)
-    evolution.send(case.pk)
+    monkeypatch.setattr(app, "send_task", down)
+    share.send(case.pk)
     case.refresh_from_db()
     assert (case.status, case.error) == ("failed", "not sent: broker down")
     assert Run.objects.get(pk=case.shadow_id).status == "failed"
@@ -123,8 +123,8 @@ def test_a_broker_that_is_down_fails_the_case_not_the_answer(alice, settings, mo
 )
 def test_two_answers_agree_on_what_they_rest_on(a, b, same, settings):
     settings.SHADOW_AGREE_MIN = 0.5
-    assert evolution.agree(a, b) is same
-    assert evolution.agree(b, a) is same
+    assert measure.agree(a, b) is same
+    assert measure.agree(b, a) is same
 
 
 def _numbers(judged: int, active: int, candidate: int, turns=(2.0, 2.0), seconds=(1.0, 1.0)):
@@ -139,12 +139,12 @@ def _numbers(judged: int, active: int, candidate: int, turns=(2.0, 2.0), seconds
 def test_the_verdict_arithmetic(settings):
     settings.PROMOTE_MIN, settings.PROMOTE_MARGIN = 20, 0.1
     settings.PROMOTE_TURNS_TOLERANCE, settings.PROMOTE_SECONDS_TOLERANCE = 0.0, 0.2
-    assert evolution.verdict_of(_numbers(19, 0, 19))[0] is False  # too few verdicts
-    assert evolution.verdict_of(_numbers(20, 10, 12))[0] is True  # +2 of 20 = the margin
-    assert evolution.verdict_of(_numbers(20, 10, 11))[0] is False  # +1 of 20: not enough
-    assert evolution.verdict_of(_numbers(20, 10, 20, turns=(2.0, 2.1)))[0] is False
-    assert evolution.verdict_of(_numbers(20, 10, 20, seconds=(1.0, 1.19)))[0] is True
-    assert evolution.verdict_of(_numbers(20, 10, 20, seconds=(1.0, 1.21)))[0] is False
+    assert measure.verdict_of(_numbers(19, 0, 19))[0] is False  # too few verdicts
+    assert measure.verdict_of(_numbers(20, 10, 12))[0] is True  # +2 of 20 = the margin
+    assert measure.verdict_of(_numbers(20, 10, 11))[0] is False  # +1 of 20: not enough
+    assert measure.verdict_of(_numbers(20, 10, 20, turns=(2.0, 2.1)))[0] is False
+    assert measure.verdict_of(_numbers(20, 10, 20, seconds=(1.0, 1.19)))[0] is True
+    assert measure.verdict_of(_numbers(20, 10, 20, seconds=(1.0, 1.21)))[0] is False
 
 
 @pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_a_shadow_runs_write_tools_write_nothing_and_record_what_they_would(alic
             tools.call("write_value", {"value": "x"})
     assert "друзья" not in json.dumps(selectors.catalog_summary(alice), ensure_ascii=False)
     assert not ShapeEntry.objects.filter(architect=alice).exists()  # the shape did not grow
-    assert evolution.writes_of(shadow) == evolution.brief(found=True, ids=["друзья[]=дима"])
+    assert measure.writes_of(shadow) == measure.brief(found=True, ids=["друзья[]=дима"])
 
 
 def test_a_replay_does_not_see_what_was_learned_since_the_request(alice):
@@ -180,12 +180,12 @@ def test_a_case_no_worker_finished_stops_holding_the_days_turns(alice, settings)
     settings.SHADOW_RATE, settings.RUN_STALE_SECONDS = 1.0, 3600
     _candidate()
     (run,) = _requests(alice, 1, turns=4)
-    (case,) = evolution.offer(run, request={"text": "x"}, answer=NOTHING)
-    assert evolution.turns_today() == 4
-    assert evolution.watch()["abandoned"] == 0  # young: a worker may still take it
+    (case,) = share.offer(run, request={"text": "x"}, answer=NOTHING)
+    assert share.turns_today() == 4
+    assert shadow.watch()["abandoned"] == 0  # young: a worker may still take it
     ShadowCase.objects.filter(pk=case.pk).update(created_at=timezone.now() - timedelta(hours=2))
     Run.objects.filter(pk=case.shadow_id).update(created_at=timezone.now() - timedelta(hours=2))
-    assert evolution.watch()["abandoned"] == 1
+    assert shadow.watch()["abandoned"] == 1
     case.refresh_from_db()
     assert case.status == "failed" and "no worker" in case.error
-    assert evolution.turns_today() == 0
+    assert share.turns_today() == 0

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from memory.knowledge.notes import in_context, note_create
 from memory.levels import vectors as vectors_level
 from memory.models import Note
-from memory.services.notes import in_context, note_create
 from memory.stores.vectors import vectors
 
 TURNS = [

@@ -11,9 +11,9 @@ import pytest
 from django.conf import settings
 
 from memory import decision
+from memory.knowledge import notes as notes_service
+from memory.knowledge import supersede
 from memory.models import Note, Run
-from memory.services import notes as notes_service
-from memory.services import supersede
 from tests.conftest import decide_at, decision_p
 
 DENTIST = "Мой стоматолог — доктор Руденко, принимает в клинике на Соколе."

@@ -17,9 +17,9 @@ from django.test import override_settings
 from django.utils import timezone
 
 from memory import language
+from memory.knowledge import lookup
+from memory.knowledge import notes as notes_service
 from memory.models import Architect, Note, NoteKeyword
-from memory.services import lookup
-from memory.services import notes as notes_service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from retrieval import ContextBM25  # noqa: E402

@@ -1,4 +1,4 @@
-"""Level 1's one look at its indexes (``memory.services.lookup``): one statement per search on
+"""Level 1's one look at its indexes (``memory.knowledge.lookup``): one statement per search on
 either engine, over statistics kept exactly in the note's transaction."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory import language, relevance
+from memory.knowledge import lookup
+from memory.knowledge import notes as notes_service
 from memory.levels import RecallContext
 from memory.levels import tables as level1
 from memory.models import Architect, Note, NoteKeyword
-from memory.services import lookup
-from memory.services import notes as notes_service
 from memory.shape.tools import promote_to_list
 
 

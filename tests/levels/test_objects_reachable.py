@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from memory.services.objects import INLINE_BYTES, object_keep
+from memory.knowledge.objects import INLINE_BYTES, object_keep
 
 REPORT = "# Расходы за май\n\nАренда офиса — 120 000 ₽\nОблако — 18 400 ₽\nИтого: 138 400 ₽\n"
 

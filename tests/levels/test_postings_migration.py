@@ -1,6 +1,6 @@
 """Migrations 0019 and 0020 give the postings already written their notes' document lengths and
 sizes: a memory upgraded in place ranks and supersedes as one written after it
-(``memory.services.lookup`` and ``memory.services.supersede`` read them from the postings)."""
+(``memory.knowledge.lookup`` and ``memory.knowledge.supersede`` read them from the postings)."""
 
 from __future__ import annotations
 

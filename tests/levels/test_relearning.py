@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from memory.knowledge import objects as objects_service
 from memory.models import MemoryObject, OutboxItem, Run, Summary
-from memory.services import objects as objects_service
 from memory.services import relearning
 from memory.shape.tools import promote_to_list
 from memory.stores.graph import graph

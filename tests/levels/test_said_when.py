@@ -12,10 +12,10 @@ from datetime import UTC, date, datetime
 import pytest
 
 from memory import language
+from memory.knowledge.notes import lift
 from memory.levels import RecallContext
 from memory.levels import tables as tables_level
 from memory.models import Note
-from memory.services.notes import lift
 
 TODAY = date(2026, 12, 4)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory.knowledge.supersede import replaces
 from memory.models import Note
-from memory.services.supersede import replaces
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_reading_the_rarest_terms_first_replaces_exactly_what_checking_every_not
     from django.utils import timezone
 
     from memory import language
-    from memory.services.notes import note_create
+    from memory.knowledge.notes import note_create
 
     rng = random.Random(14)
     words = ["lake", "house", "blue", "green", "dentist", "brown", "patel", "car", "red", "code"]
@@ -184,7 +184,7 @@ def test_the_size_bounds_hold_every_pair_replaces_accepts_and_no_wider():
     # bound is reached by some pair, so the range is not wider than the rule needs.
     from itertools import combinations
 
-    from memory.services.supersede import MARKERS, must_share, sizes
+    from memory.knowledge.supersede import MARKERS, must_share, sizes
 
     marker = sorted(MARKERS)[0]
     vocabulary = ["lake", "house", "blue", "green", "dentist", "patel", "car", marker]

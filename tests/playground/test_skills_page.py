@@ -11,7 +11,7 @@ from django.test import Client
 
 from memory.agent import skills_repo
 from memory.models import Run, ShadowCase, SkillCandidate
-from memory.services import evolution
+from memory.services.evolution import candidates
 
 URL = "/en/settings/skills"
 
@@ -110,7 +110,7 @@ def test_the_admin_lists_candidates_and_shadow_cases(staff, alice):
     staff.save()
     client = Client()
     client.force_login(staff)
-    evolution.write_candidate("naming", body="B", reason="r", author="staff:t")
+    candidates.write_candidate("naming", body="B", reason="r", author="staff:t")
     assert "naming" in client.get("/admin/memory/skillcandidate/").content.decode()
     assert client.get("/admin/memory/shadowcase/").status_code == 200
     response = client.post(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory.knowledge import fill
 from memory.models import Note, OutboxItem, Run
-from memory.services import knowledge
 from memory.stores import graph as graph_store
 from memory.stores import outbox
 
@@ -52,7 +52,7 @@ def test_queuing_the_graph_after_the_model_step_can_fail_without_a_500(
     def broken(**kwargs):
         raise RuntimeError("database is locked")
 
-    monkeypatch.setattr(knowledge, "writes_to_graph", broken)
+    monkeypatch.setattr(fill, "writes_to_graph", broken)
     stored = alice_api.remember(FACT)
     assert stored["stores"]["vectors"]["status"] == "written"
     assert stored["stores"]["graph"]["status"] == "failed"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
+from memory.knowledge import notes as notes_service
 from memory.models import Note, Run
-from memory.services import notes as notes_service
 
 
 @pytest.mark.django_db

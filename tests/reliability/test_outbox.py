@@ -11,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from memory.errors import MemoryServiceError
+from memory.knowledge import fill
 from memory.models import Note, NoteKeyword, OutboxItem, Run
-from memory.services import knowledge, runs
+from memory.services import runs
 from memory.stores import outbox
 from memory.stores.vectors import VectorItem, VectorsUnavailable, vectors
 from memory.tasks import sweep
@@ -36,7 +37,7 @@ def test_the_note_its_lemmas_and_its_outbox_rows_commit_together_or_not_at_all(
     def broken(**kwargs):
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr(knowledge.outbox, "vectors_add", broken)
+    monkeypatch.setattr(fill.outbox, "vectors_add", broken)
     with pytest.raises(RuntimeError):
         alice_api.remember("Мой друг Антон Петров живёт в Казани")
     assert Note.objects.count() == 0
@@ -130,7 +131,7 @@ def test_the_sweep_replays_what_a_restart_left_queued_and_closes_orphaned_runs(a
     # and before the model step queued the graph insert; its run still says running.
     orphan = Run.objects.get(pk=stored["run"])
     OutboxItem.objects.filter(run=orphan).delete()
-    knowledge.note_to_stores(note=Note.objects.get(run=orphan), run=orphan, graph=False)
+    fill.note_to_stores(note=Note.objects.get(run=orphan), run=orphan, graph=False)
     dead_process = f"{socket.gethostname()}:{2**22 + 7}:1"  # above pid_max: never alive
     Run.objects.filter(pk=orphan.pk).update(status="running", owner=dead_process)
     stale = Run.objects.create(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.storage import storages
 
+from memory.knowledge.objects import object_keep, object_read
 from memory.models import MemoryObject, OutboxItem, ToolCall
-from memory.services.objects import object_keep, object_read
 from memory.stores.objects import CARD_TEXT_CHARS, card_text
 
 REPORT = "# Расходы за май\n\nАренда офиса — 120 000 ₽\nОблако — 18 400 ₽\nИтого: 138 400 ₽\n"

@@ -124,7 +124,7 @@ def test_a_round_delivers_the_vectors_first_and_leaves_the_rest_to_the_next(
 def test_the_relearning_cycle_in_sync_mode_still_stores_before_it_answers(behind, settings):
     """Capture first is remember's; RELEARNING=sync keeps its promise (PASSPORT.md «Цикл
     дообучения»): the summary's vectors are written before the answer leaves."""
-    from memory.services import knowledge as k
+    from memory.knowledge import fill as k
 
     settings.RELEARNING = "sync"
     note = Note.objects.create(architect=_someone(), text="x", sender="t")

@@ -24,6 +24,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory import stores
+
 log = logging.getLogger(__name__)
 
 TICK = 0.2  # seconds between looks at the children
@@ -179,8 +181,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from memory import stores
-
         host, port = options["host"], options["port"]
         embedded = stores.embedded()
         if embedded and options["workers"] != 1:

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 from memory.contract import shapes
+from memory.contract.version import CONTRACT_VERSION
 
 # Answer components are closed: a field the schema does not name is a contract change, and the
 # tests that validate real answers against the schema must notice it.
@@ -81,6 +82,7 @@ def _scope_record(description: str) -> dict[str, Any]:
 
 
 def close_answer_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    result.setdefault("info", {})["version"] = CONTRACT_VERSION
     schemas = result.get("components", {}).get("schemas", {})
     for name in (*CLOSED_COMPONENTS, *CLOSED_REQUESTS):
         if name in schemas:

@@ -23,8 +23,8 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from memory import language
+from memory.knowledge.supersede import supersede
 from memory.models import Architect, Note, NoteKeyword, Run
-from memory.services.supersede import supersede
 
 REINDEX_CHUNK = 200  # notes rebuilt per transaction (the write lock's span)
 REINDEX_BATCH = 2000  # postings per INSERT (SQLite binds at most 32,766 values)

@@ -15,9 +15,9 @@ from django.conf import settings
 from memory import language, ner
 from memory import scope as scopes
 from memory.errors import MemoryServiceError
+from memory.knowledge import supersede
+from memory.knowledge.notes import in_context
 from memory.models import Note, OutboxItem, Run, ToolCall
-from memory.services import supersede
-from memory.services.notes import in_context
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
 from memory.stores import outbox
@@ -114,6 +114,9 @@ def note_graph_parts(note_id: str) -> dict[str, Any] | None:
     answer). None when the note names nothing or is gone."""
     note = Note.objects.filter(pk=note_id).first()
     return _graph_parts(note) if note is not None else None
+
+
+outbox.GRAPH_PARTS["note"] = lambda payload: note_graph_parts(payload["note"])
 
 
 def _graph_parts(note: Note) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ and PostgreSQL and only the JSON constructor's name differs. What is read after 
 what matched: the rows of a table that answers, an object's or a summary's card.
 
 The ranking is BM25 with the context counted at ``NOTES_CONTEXT_WEIGHT``
-(``memory.services.notes`` keeps the postings); ``tests/levels/test_fulltext.py`` holds both
+(``memory.knowledge.notes`` keeps the postings); ``tests/levels/test_fulltext.py`` holds both
 engines to the bench's plain-Python BM25.
 """
 

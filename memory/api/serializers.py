@@ -67,7 +67,7 @@ class AnswerObject(serializers.Serializer):
     summary = serializers.CharField()
     name = serializers.CharField(required=False)
     size = serializers.IntegerField(required=False, min_value=0)
-    # A text object up to memory.services.objects.INLINE_BYTES comes inline; any other is read
+    # A text object up to memory.knowledge.objects.INLINE_BYTES comes inline; any other is read
     # through the internal door at ``path`` (services holding the machine secret).
     content = serializers.CharField(required=False, allow_blank=True)
     path = serializers.CharField(required=False)

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.contract import serializers as s
+from memory.api import serializers as s
 from memory.services import idempotency
 from memory.services.recall import recall
 from memory.services.remember import Replayed, remember

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.contract.views import RecallView, RememberView
+from memory.api.views import RecallView, RememberView
 
 urlpatterns = [
     path("remember", RememberView.as_view(), name="remember"),

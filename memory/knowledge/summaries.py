@@ -1,0 +1,70 @@
+"""Summaries as level 1 reads them: the ones whose question or text holds the asked terms, and
+the card an answer shows. The relearning cycle (``memory.services.relearning``) writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory import scope as scopes
+from memory.models import Architect, Summary, SummaryKeyword
+from memory.relevance import TermWeights, keywords_held
+
+# --- level 1 reads them --------------------------------------------------------------------------
+
+
+@dataclass
+class SummaryHit:
+    summary: Summary
+    matched: list[str]
+    coverage: float
+
+
+def summaries_search(
+    *,
+    architect: Architect,
+    terms: Sequence[str],
+    weights: TermWeights,
+    scope: Sequence[dict[str, Any]],
+    limit: int = 5,
+    held: dict[Any, set[str]] | None = None,
+) -> list[SummaryHit]:
+    """Summaries whose question or text holds the question's terms, best covered first (the
+    newest first among equals); the scope by its one rule. ``held``: the asked terms each
+    summary holds, when already read (level 1's one look)."""
+    asked = list(dict.fromkeys(terms))
+    if held is None:
+        held = keywords_held(SummaryKeyword, "summary_id", architect=architect, asked=asked)
+    if not held:
+        return []
+    found = Summary.objects.answering().filter(architect=architect, pk__in=list(held))
+    hits = [
+        SummaryHit(
+            summary=s,
+            matched=[t for t in asked if t in held[s.pk]],
+            coverage=weights.coverage(asked, held[s.pk]),
+        )
+        for s in found
+        if scopes.fits(s.scope, scope)
+    ]
+    hits.sort(key=lambda h: (-h.coverage, -h.summary.created_at.timestamp()))
+    return hits[:limit]
+
+
+def card(summary: Summary) -> dict[str, Any]:
+    """A summary as an answer shows it: its text, the run that found it, its basis, its object."""
+    return {
+        "id": f"summaries:{summary.pk}",
+        "summary": str(summary.pk),
+        "source": "summaries",
+        "text": summary.text,
+        "question": summary.question,
+        "run": str(summary.run_id) if summary.run_id else None,
+        "level": summary.level,
+        "object": str(summary.object_id) if summary.object_id else None,
+        "basis": summary.basis,
+        "claim": summary.claim,
+        "denies_run": str(summary.denied_run_id) if summary.denied_run_id else None,
+        "created_at": summary.created_at.isoformat(),
+    }

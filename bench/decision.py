@@ -132,8 +132,9 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
 
     from memory import decision, language
     from memory.knowledge.notes import holders_first, lift
-    from memory.levels import tables as tables_level
+    from memory.levels import relational as tables_level
     from memory.levels import vectors as vectors_level
+    from memory.levels.relational.notes import MAX_RETURNED
     from memory.stores.embeddings import embedder
 
     embed = embedder()
@@ -162,7 +163,7 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
                 sorted(first, key=lambda i: -lifted[i]),
                 {i: weights.coverage(keywords, bm25.own[i]) for i in first},
                 places,
-            )[: tables_level.MAX_RETURNED]
+            )[:MAX_RETURNED]
             levels: dict[int, dict[str, Any]] = {}
             if level1:
                 words = decision.words_evidence(weights, keywords, [bm25.own[i] for i in level1])

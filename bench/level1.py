@@ -89,7 +89,8 @@ def run_tables(sizes: list[int], repeats: int) -> None:
     from memory import language
     from memory.auth import Caller
     from memory.levels import RecallContext
-    from memory.levels import tables as level1
+    from memory.levels import relational as level1
+    from memory.levels.relational.grown import MAX_ROWS
     from memory.models import Architect, ShapeEntry, ValueKeyword
     from memory.services.recall import recall
     from memory.shape import physical
@@ -188,7 +189,7 @@ def run_tables(sizes: list[int], repeats: int) -> None:
             model.objects.filter(architect_id=alice.pk, v_rol=ROLES[0]).values_list("pk", flat=True)
         )
         # Level 1 returns at most MAX_ROWS rows (it says when there are more): compare those.
-        assert len(returned) == min(len(expected), level1.MAX_ROWS)
+        assert len(returned) == min(len(expected), MAX_ROWS)
         assert set(returned) <= set(expected), "level 1 returned rows the question does not ask for"
 
         placeholders = ", ".join(["%s"] * len(returned))
@@ -279,7 +280,7 @@ def _ask_notes(architect, what: str, question: str, size: int, repeats: int) -> 
 
     from memory import language
     from memory.levels import RecallContext
-    from memory.levels import tables as level1
+    from memory.levels import relational as level1
     from memory.models import Note, NoteKeyword
 
     ctx = RecallContext(

@@ -456,8 +456,9 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
 
     from memory import decision, ladder, language
     from memory.knowledge.notes import holders_first, lift
-    from memory.levels import tables as tables_level
+    from memory.levels import relational as tables_level
     from memory.levels import vectors as vectors_level
+    from memory.levels.relational.notes import MAX_RETURNED
     from memory.stores.embeddings import embedder
 
     contexts, meanings = (0.0, 0.3, 0.5, 0.8), (0.5, 1.0)
@@ -533,7 +534,7 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
             held4 = holders_first(level4, {i: covered[i] + sims.get(i, bound) for i in up}, places)
             ranked["level 1, holders first"] = held1
             ranked["level 4, holders first"] = held4
-            shown = held1[: tables_level.MAX_RETURNED]
+            shown = held1[:MAX_RETURNED]
             evidence_1 = decision.words_evidence(weights, keywords, [bm25.own[i] for i in shown])
             if held1 and decision.answers(evidence_1, "words"):
                 answered_at_1 += 1

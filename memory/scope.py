@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any, Literal
 
+from memory.i18n import Text
+
 Dimension = Literal["geo", "calendar"]
 DIMENSIONS: tuple[Dimension, ...] = ("geo", "calendar")
 
@@ -110,3 +112,49 @@ def flat_places(scope: Sequence[dict[str, Any]]) -> str:
     """The place keys as one text a SQL ``LIKE`` can test: "|madrid|sevilla|", or "" unbound."""
     keys = places(scope)
     return f"|{'|'.join(keys)}|" if keys else ""
+
+
+# What an answer says about scope, on every level alike.
+_DEPENDS = {
+    "geo": Text(
+        ru="Ответ зависит от места, а место неизвестно: заметки привязаны к {values}.",
+        en="The answer depends on the place, and the place is unknown: the notes are bound to {values}.",
+    ),
+    "calendar": Text(
+        ru="Ответ зависит от даты, а дата неизвестна: заметки привязаны к {values}.",
+        en="The answer depends on the date, and the date is unknown: the notes are bound to {values}.",
+    ),
+}
+_UNKNOWN = {
+    "geo": Text(
+        ru="Место, где это верно, не записано; спрошено про {asked}: может быть верно и не там.",
+        en="Where this holds was never said; the question is about {asked}: it may not hold there.",
+    ),
+    "calendar": Text(
+        ru="Когда это верно, не записано; спрошено про {asked}: может быть верно и не тогда.",
+        en="When this holds was never said; the question is about {asked}: it may not hold then.",
+    ),
+}
+
+
+def scope_missing(
+    answer_scopes: list[list[dict[str, Any]]],
+    asked: Sequence[dict[str, Any]],
+    *,
+    lang: str,
+    unknown: list[str],
+) -> list[dict[str, str]]:
+    """What an answer must name about scope, on every level alike: the dimensions its
+    statements are bound on that the question (``asked``) does not give, and (``unknown``) those
+    the question gives that its best statement is not bound on. Either makes it
+    parameter_dependent."""
+    out = []
+    for dimension in missing(answer_scopes, asked):
+        values = sorted({describe(r) for s in answer_scopes for r in records(s, dimension)})
+        why = _DEPENDS[dimension](lang, values=", ".join(values))
+        out.append({"parameter": "scope", "dimension": dimension, "why": why})
+    for dimension in unknown:
+        said = ", ".join(describe(r) for r in records(asked, dimension))  # type: ignore[arg-type]
+        why = _UNKNOWN[dimension](lang, asked=said)
+        out.append({"parameter": "scope", "dimension": dimension, "why": why})
+    return out

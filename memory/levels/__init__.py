@@ -8,8 +8,8 @@ from collections.abc import Callable
 from memory.ladder import Step
 from memory.levels import graph as graph_level
 from memory.levels import model as model_level
+from memory.levels import relational
 from memory.levels import research as research_level
-from memory.levels import tables
 from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
 from memory.levels.research import StartResearch
@@ -33,7 +33,7 @@ def steps_for(ctx: RecallContext, *, start_research: StartResearch) -> list[Step
         return None
 
     return [
-        Step(1, available=unless_done(1, always), search=lambda: tables.search(ctx)),
+        Step(1, available=unless_done(1, always), search=lambda: relational.search(ctx)),
         Step(
             2,
             available=unless_done(2, model_level.available),

@@ -20,7 +20,6 @@ from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.levels.tables import scope_missing
 from memory.models import Architect, Note
 from memory.stores.graph import QUERY_MODE, graph
 from memory.stores.graph_types import note_of_chunk
@@ -249,7 +248,9 @@ def search(ctx: RecallContext) -> Outcome:
         return Outcome(
             found=False, report=[entry], trace=trace, candidates=_chunk_items(ctx, chunks)
         )
-    missing = scope_missing([c.get("scope") or [] for c in chunks], ctx, unknown=unknown)
+    missing = scopes.scope_missing(
+        [c.get("scope") or [] for c in chunks], ctx.scope, lang=ctx.lang, unknown=unknown
+    )
     kind: Kind = "parameter_dependent" if missing else relevance.kind_for(coverage)
     lines = [m["why"] for m in missing] + [_FOUND(ctx.lang)]
     lines += [

@@ -38,7 +38,6 @@ from memory.knowledge.notes import holders_first, lift_notes, places_of
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.levels.tables import scope_missing
 from memory.models import MemoryObject, Note, Summary
 from memory.stores.vectors import KINDS, vectors
 
@@ -251,7 +250,9 @@ def search(ctx: RecallContext) -> Outcome:
 
     best = answering[0]
     unknown = scopes.unknown(best.get("scope") or [], ctx.scope)
-    missing = scope_missing([best.get("scope") or []], ctx, unknown=unknown)
+    missing = scopes.scope_missing(
+        [best.get("scope") or []], ctx.scope, lang=ctx.lang, unknown=unknown
+    )
     kind: Kind = "parameter_dependent" if missing else "probabilistic"
     lines = [_FOUND(ctx.lang)]
     for item in ranked:

@@ -96,7 +96,7 @@ QUESTION = "Какие такси?"
 
 def _level1(architect: Architect, asked) -> dict:
     from memory import language
-    from memory.levels import tables as tables_level
+    from memory.levels import relational as tables_level
     from memory.levels.context import RecallContext
 
     ctx = RecallContext(
@@ -133,11 +133,11 @@ def test_level_1_unscoped_question_names_what_the_rows_depend_on(taxis):
 
 
 def test_a_lone_madrid_row_after_more_barcelona_rows_than_are_shown_still_answers(taxis):
-    from memory.levels import tables as tables_level
+    from memory.levels.relational.grown import MAX_ROWS
 
     run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
     Note.objects.create(architect=taxis, run=run, text="такси Барселоны", scope=BARCELONA)
-    many = [{"value": f"Taxi Barcelona {i}"} for i in range(tables_level.MAX_ROWS + 5)]
+    many = [{"value": f"Taxi Barcelona {i}"} for i in range(MAX_ROWS + 5)]
     with tools.bound(tools.Scope(architect=taxis, run=run)):
         tools.call("promote_to_list", {"kind": "такси", "items": many})
     _remembered(taxis, "Tele Taxi Madrid +34 913 711 131", MADRID)

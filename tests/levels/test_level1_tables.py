@@ -86,7 +86,7 @@ def test_notes_ride_along_when_tables_answer(alice_api):
 
 
 def test_a_long_list_is_cut_and_says_so(alice_api):
-    from memory.levels.tables import MAX_ROWS
+    from memory.levels.relational.grown import MAX_ROWS
 
     promote_to_list(
         architect=_architect(alice_api),

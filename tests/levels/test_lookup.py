@@ -16,7 +16,7 @@ from memory import language, relevance
 from memory.knowledge import lookup
 from memory.knowledge import notes as notes_service
 from memory.levels import RecallContext
-from memory.levels import tables as level1
+from memory.levels import relational as level1
 from memory.models import Architect, Note, NoteKeyword
 from memory.shape.tools import promote_to_list
 

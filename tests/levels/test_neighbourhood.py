@@ -11,7 +11,7 @@ from django.utils import timezone
 from memory import language
 from memory.knowledge.notes import lift, note_create, reindex
 from memory.levels import RecallContext
-from memory.levels import tables as tables_level
+from memory.levels import relational as tables_level
 from memory.levels import vectors as vectors_level
 from memory.models import Note
 

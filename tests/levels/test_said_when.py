@@ -14,7 +14,7 @@ import pytest
 from memory import language
 from memory.knowledge.notes import lift
 from memory.levels import RecallContext
-from memory.levels import tables as tables_level
+from memory.levels import relational as tables_level
 from memory.models import Note
 
 TODAY = date(2026, 12, 4)

@@ -13,7 +13,7 @@ import pytest
 
 from memory import language
 from memory.levels import graph as graph_level
-from memory.levels import tables as tables_level
+from memory.levels import relational as tables_level
 from memory.levels import vectors as vectors_level
 from memory.levels.context import RecallContext
 from memory.models import Note

@@ -73,14 +73,14 @@ def test_closing_the_run_can_fail_without_a_500(alice_api, monkeypatch):
 
 
 def test_a_level_that_raises_is_a_failed_entry_and_the_climb_goes_on(alice_api, monkeypatch):
-    from memory.levels import tables
+    from memory.levels import relational
 
     alice_api.remember(FACT)
 
     def broken(ctx):
         raise RuntimeError("a bug in level 1")
 
-    monkeypatch.setattr(tables, "search", broken)
+    monkeypatch.setattr(relational, "search", broken)
     answer = alice_api.recall("Где живёт Антон Петров?", depth="deep")
     level1 = [e for e in answer["report"] if e["level"] == 1]
     assert level1 == [

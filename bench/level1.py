@@ -175,10 +175,9 @@ def run_tables(sizes: list[int], repeats: int) -> None:
 
         alice = architects[0]
         caller = Caller(architect=alice, name="bench", channel="api", depth_cap="standard")
-        ctx = RecallContext(
+        ctx = RecallContext.of(
             architect=alice,
             text=QUESTION,
-            keywords=language.keywords(QUESTION),
             scope=[],
             lang="ru",
         )
@@ -278,15 +277,13 @@ def _ask_notes(architect, what: str, question: str, size: int, repeats: int) -> 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memory import language
     from memory.levels import RecallContext
     from memory.levels import relational as level1
     from memory.models import Note, NoteKeyword
 
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=architect,
         text=question,
-        keywords=language.keywords(question),
         scope=[],
         lang="en",
     )

@@ -22,7 +22,7 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from memory import ladder, language
+from memory import ladder
 from memory.agent import skills_repo
 from memory.auth import caller_for_user
 from memory.contract.version import CONTRACT_VERSION
@@ -177,10 +177,9 @@ def probe(request: HttpRequest, store: str) -> HttpResponse:
     question = request.POST.get("question", "").strip()
     architect = caller_for_user(request.user).architect
     if store == "graph":
-        ctx = RecallContext(
+        ctx = RecallContext.of(
             architect=architect,
             text=question,
-            keywords=language.keywords(question),
             scope=[],
             lang=lang,
         )

@@ -23,7 +23,7 @@ def steps_for(ctx: RecallContext, *, start_research: StartResearch) -> list[Step
 
     def unless_done(level: int, available: Callable[[], str | None]) -> Callable[[], str | None]:
         def check() -> str | None:
-            previous = ctx.extra.get("previous")
+            previous = ctx.previous
             reason = previous.skip_reason(level, ctx.lang) if previous is not None else None
             return reason or available()
 

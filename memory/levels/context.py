@@ -1,9 +1,14 @@
+"""One recall as the levels see it: built in one place (``RecallContext.of``), read by every level."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.models import Architect, Run
+from memory import language
+from memory.levels.previous import Previous
+from memory.models import Architect, Research, Run
 from memory.relevance import TermWeights, term_weights
 
 
@@ -17,26 +22,65 @@ class RecallContext:
     scope: list[dict[str, Any]]
     lang: str
     run: Run | None = None
-    # What a level leaves for the levels above it (level 1's weak candidates for level 2).
-    extra: dict[str, Any] = field(default_factory=dict)
+    # What the caller said besides the question.
+    previous: Previous | None = None  # ``previous_results``, read
+    wait: bool = False  # hold the answer until the research job ends (level 5)
+    # What a shadow replay must not see: items learned since the request it replays was asked.
+    unseen: frozenset[str] = frozenset()
+    # What a level leaves for the levels above it and for the verb.
+    weighed: TermWeights | None = None  # the question's terms weighed (level 1's one look)
+    level1_notes: list[dict[str, Any]] = field(default_factory=list)  # shown, for level 2
+    level1_ranked: list[dict[str, Any]] = field(default_factory=list)  # ranked, for level 4
+    research: Research | None = None  # the job level 5 started or found
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        architect: Architect,
+        text: str,
+        scope: Sequence[dict[str, Any]] | None,
+        lang: str,
+        run: Run | None = None,
+        previous: Previous | None = None,
+        wait: bool = False,
+        unseen: frozenset[str] = frozenset(),
+    ) -> RecallContext:
+        """The one constructor: the question's keywords come from its text, by the language
+        module, here only."""
+        return cls(
+            architect=architect,
+            text=text,
+            keywords=language.keywords(text),
+            scope=list(scope or []),
+            lang=lang,
+            run=run,
+            previous=previous,
+            wait=wait,
+            unseen=unseen,
+        )
+
+    @property
+    def research_named(self) -> Research | None:
+        """The job a run the caller names already started for this question (level 5 reports
+        it instead of starting another)."""
+        return self.previous.research if self.previous is not None else None
 
     def excluded(self, item: Any) -> bool:
         """Did the caller already get this item (``previous_results``)? Or is it something a
         shadow replay must not see: what was learned since the request it replays was asked."""
-        unseen = self.extra.get("unseen")
-        if unseen:
+        if self.unseen:
             keys = (
                 {item}
                 if isinstance(item, str)
                 else {str(item.get(k) or "") for k in ("note", "id")}
             )
-            if keys & unseen:
+            if keys & self.unseen:
                 return True
-        previous = self.extra.get("previous")
-        return previous is not None and previous.excludes(item)
+        return self.previous is not None and self.previous.excludes(item)
 
     def weights(self) -> TermWeights:
         """The question's terms weighed against the architect's notes, computed once."""
-        if "weights" not in self.extra:
-            self.extra["weights"] = term_weights(self.architect, self.keywords)
-        return self.extra["weights"]
+        if self.weighed is None:
+            self.weighed = term_weights(self.architect, self.keywords)
+        return self.weighed

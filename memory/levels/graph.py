@@ -286,10 +286,9 @@ def search(ctx: RecallContext) -> Outcome:
 def ask(architect: Architect, question: str, scope: list[dict[str, Any]]) -> dict[str, Any]:
     """Level 3 for the agent's ``ask_graph`` tool: the question, by the request's scope, in the
     tool's words (found, kind and the graph's context, or why not)."""
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=architect,
         text=question,
-        keywords=language.keywords(question),
         scope=scope,
         lang="ru",
     )

@@ -78,8 +78,7 @@ def _prompt(ctx: RecallContext) -> str:
         f"Вопрос: «{ctx.text}»",
         f"Язык ответа: {ctx.lang}",
         "Каталог: " + json.dumps(selectors.catalog_summary(ctx.architect), ensure_ascii=False),
-        "Кандидаты первого уровня (заметки): "
-        + json.dumps(ctx.extra.get("level1_notes", []), ensure_ascii=False),
+        "Кандидаты первого уровня (заметки): " + json.dumps(ctx.level1_notes, ensure_ascii=False),
     ]
     if ctx.scope:
         parts.append("Охват вопроса: " + json.dumps(ctx.scope, ensure_ascii=False))

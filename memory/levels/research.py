@@ -32,18 +32,18 @@ _FAILED = Text(ru="исследование не удалось: {error}", en="r
 
 
 def search(ctx: RecallContext, start: StartResearch) -> Outcome:
-    research = ctx.extra.get("research_named")
+    research = ctx.research_named
     if research is None:
         levels = [1, 2, 3, 4] if model.configured() else [1, 3, 4]
         research = start(ctx, levels)
-    if ctx.extra.get("wait"):
+    if ctx.wait:
         deadline = time.monotonic() + settings.RESEARCH_WAIT_SECONDS
         while research.status in ("queued", "running") and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
             research = Research.objects.get(pk=research.pk)
     # Read it again: a job run in this process (Celery's eager mode) has already ended.
     research = Research.objects.get(pk=research.pk)
-    ctx.extra["research"] = research
+    ctx.research = research
     return outcome(research, ctx.lang)
 
 

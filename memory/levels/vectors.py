@@ -106,7 +106,7 @@ def _lexical(ctx: RecallContext) -> list[dict[str, Any]]:
             "bm25": note["score"],
             "answers": False,  # decided after fusion, on all the evidence (``_decide``)
         }
-        for note in ctx.extra.get("level1_ranked", [])
+        for note in ctx.level1_ranked
     ]
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 from django.conf import settings
 
-from memory import ladder, language
+from memory import ladder
 from memory.auth import Caller
 from memory.i18n import Text
 from memory.levels import RecallContext, steps_for
+from memory.levels import previous as previous_service
 from memory.levels import research as research_level
 from memory.models import Research, Summary
-from memory.services import previous as previous_service
 from memory.services import relearning
 from memory.services import research as research_service
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
@@ -54,35 +54,89 @@ def recall(*, caller: Caller, data: Any) -> dict[str, Any]:
 
 
 def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, Any]:
-    lang = parsed.lang
+    """The verb's steps, in order: the verdict it carries, the context, the climb, the fates of
+    depth/previous_results/wait, the answer, the research's state, relearning, the run's close,
+    and the shadow offer."""
     take_verdict(parsed, caller, run)
-
     grant = ladder.grant_depth(parsed.get("depth", ladder.DEFAULT_DEPTH), caller.depth_cap)
-    ctx = RecallContext(
-        architect=caller.architect,
-        text=parsed.get("text"),
-        keywords=language.keywords(parsed.get("text")),
-        scope=parsed.get("scope", []),
-        lang=lang,
-        run=run,
+    ctx = _context(parsed, caller, run)
+    # Reading a job already paid for costs nothing: it is reported at any depth.
+    top = ladder.top_level("extreme") if ctx.research_named is not None else grant.top_level
+    climb = ladder.climb(
+        steps_for(ctx, start_research=research_service.start), top=top, lang=ctx.lang
     )
-    top = grant.top_level
+    _accept_fates(parsed, ctx, grant, climb)
+    answer = _answer(parsed, run, grant, climb)
+    usages = [o.usage for o in climb.outcomes if o.usage is not None]
+    by_research = _research_state(answer, ctx, climb.final)
+    if climb.final is not None and not by_research:
+        if climb.depth_used >= RELEARN_FROM_LEVEL or climb.final.computed:
+            relearned = _relearn(parsed, caller, run, climb.final, climb.depth_used, usages)
+            if relearned is not None:
+                answer["relearned"] = relearned
+    answer["seconds"] = round(time.perf_counter() - started, 4)
+    closed = _close_quietly(
+        run,
+        usages=usages,
+        depth_asked=grant.asked,
+        depth_granted=grant.granted,
+        depth_used=climb.depth_used,
+        kind=answer["kind"],
+        found=climb.final is not None,
+        thread=answer.get("thread", ""),
+        seconds=answer["seconds"],
+        stores=sorted({e.store for e in climb.report if e.status != "skipped"}),
+        tools=sorted({t for o in climb.outcomes for t in o.tools}),
+        skills=sorted(
+            {s for o in climb.outcomes for s in o.skills}
+            | ({relearning.SKILL} if "relearned" in answer else set())
+        ),
+        relearned=answer.get("relearned", {}),
+        returned=_returned_ids(answer["answer"]),
+        params=answer["params"],
+        report=answer["report"],
+    )
+    if closed and usages:  # a model ran: a candidate of its skills may replay this request
+        share.offer(
+            run,
+            request={
+                "text": ctx.text,
+                "scope": ctx.scope,
+                "lang": ctx.lang,
+                "top": min(climb.depth_used, 4),
+                "asked_at": run.created_at.isoformat(),
+                "thread": parsed.get("thread") or "",
+            },
+            answer=lambda: answer_brief(climb.final),
+            skills=[s for s in run.skills if s != research_level.SKILL],
+        )
+    return answer
+
+
+def _context(parsed: Any, caller: Caller, run: Any) -> RecallContext:
+    previous = None
     if parsed.has("previous_results"):
         previous = previous_service.read(
-            parsed.get("previous_results"), architect=caller.architect, question=ctx.text
+            parsed.get("previous_results"), architect=caller.architect, question=parsed.get("text")
         )
-        ctx.extra["previous"] = previous
-        if previous.research is not None:
-            # Reading a job already paid for costs nothing: it is reported at any depth.
-            ctx.extra["research_named"] = previous.research
-            top = ladder.top_level("extreme")
-    ctx.extra["wait"] = bool(parsed.get("wait", False))
-    climb = ladder.climb(steps_for(ctx, start_research=research_service.start), top=top, lang=lang)
-    if parsed.has("previous_results"):
-        parsed.accept("previous_results", ctx.extra["previous"].note(lang))
-    if parsed.has("wait"):
-        parsed.accept("wait", "" if "research" in ctx.extra else _NO_RESEARCH(lang))
+    return RecallContext.of(
+        architect=caller.architect,
+        text=parsed.get("text"),
+        scope=parsed.get("scope", []),
+        lang=parsed.lang,
+        run=run,
+        previous=previous,
+        wait=bool(parsed.get("wait", False)),
+    )
 
+
+def _accept_fates(parsed: Any, ctx: RecallContext, grant: Any, climb: ladder.Climb) -> None:
+    """What became of depth, previous_results and wait, in the caller's language."""
+    lang = ctx.lang
+    if ctx.previous is not None:
+        parsed.accept("previous_results", ctx.previous.note(lang))
+    if parsed.has("wait"):
+        parsed.accept("wait", "" if ctx.research is not None else _NO_RESEARCH(lang))
     if parsed.has("depth"):
         notes = []
         if grant.capped:
@@ -94,6 +148,11 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         ]
         parsed.accept("depth", "; ".join(notes))
 
+
+def _answer(parsed: Any, run: Any, grant: Any, climb: ladder.Climb) -> dict[str, Any]:
+    """The answer object: what was found (with the lower levels' candidates after it), or that
+    nothing was, with the candidates below the bar; the report, missing, fates, trace, thread."""
+    lang = parsed.lang
     final = climb.final
     if final is not None:
         kind = final.kind or "probabilistic"
@@ -122,7 +181,6 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             )
             answer_body["data"] = {"candidates": candidates}
         missing = []
-
     answer: dict[str, Any] = {
         **frame("recall", run),
         "kind": kind,
@@ -134,61 +192,26 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     }
     if parsed.get("trace"):
         answer["trace"] = climb.trace
-    usages = [o.usage for o in climb.outcomes if o.usage is not None]
-    research = ctx.extra.get("research")
-    if research is not None:
-        research = Research.objects.filter(pk=research.pk).first() or research
-        answer["research"] = research_service.state(research)
-        if final is None and research.status in ("queued", "running"):
-            answer["answer"]["text"] += "\n" + research_level.outcome(research, lang).report[0].note
-    if final is not None and research is not None and final.report and final.report[0].level == 5:
-        if research.relearned:  # the job kept what it found itself (level 5)
-            answer["relearned"] = research.relearned
-    elif final is not None and (climb.depth_used >= RELEARN_FROM_LEVEL or final.computed):
-        relearned = _relearn(parsed, caller, run, final, climb.depth_used, usages)
-        if relearned is not None:
-            answer["relearned"] = relearned
     thread = next((o.thread for o in reversed(climb.outcomes) if o.thread), "")
     if thread:
         answer["thread"] = thread
-    seconds = round(time.perf_counter() - started, 4)
-    answer["seconds"] = seconds
-    closed = _close_quietly(
-        run,
-        usages=usages,
-        depth_asked=grant.asked,
-        depth_granted=grant.granted,
-        depth_used=climb.depth_used,
-        kind=kind,
-        found=final is not None,
-        thread=thread,
-        seconds=seconds,
-        stores=sorted({e.store for e in climb.report if e.status != "skipped"}),
-        tools=sorted({t for o in climb.outcomes for t in o.tools}),
-        skills=sorted(
-            {s for o in climb.outcomes for s in o.skills}
-            | ({relearning.SKILL} if "relearned" in answer else set())
-        ),
-        relearned=answer.get("relearned", {}),
-        returned=_returned_ids(answer_body),
-        params=answer["params"],
-        report=answer["report"],
-    )
-    if closed and usages:  # a model ran: a candidate of its skills may replay this request
-        share.offer(
-            run,
-            request={
-                "text": ctx.text,
-                "scope": ctx.scope,
-                "lang": lang,
-                "top": min(climb.depth_used, 4),
-                "asked_at": run.created_at.isoformat(),
-                "thread": parsed.get("thread") or "",
-            },
-            answer=lambda: answer_brief(final),
-            skills=[s for s in run.skills if s != research_level.SKILL],
-        )
     return answer
+
+
+def _research_state(answer: dict[str, Any], ctx: RecallContext, final: Any) -> bool:
+    """The research job's state beside the answer, and what the job kept when it answered
+    (it relearns by itself). True when the answer is the job's."""
+    research = ctx.research
+    if research is None:
+        return False
+    research = Research.objects.filter(pk=research.pk).first() or research
+    answer["research"] = research_service.state(research)
+    if final is None and research.status in ("queued", "running"):
+        answer["answer"]["text"] += "\n" + research_level.outcome(research, ctx.lang).report[0].note
+    by_research = final is not None and bool(final.report) and final.report[0].level == 5
+    if by_research and research.relearned:
+        answer["relearned"] = research.relearned
+    return by_research
 
 
 def answer_brief(final: Any) -> dict[str, Any]:
@@ -204,10 +227,9 @@ def answer_brief(final: Any) -> dict[str, Any]:
 def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list[str]]:
     """Levels 1–4 of a recall once more, for a shadow run (memory.services.evolution), up to the
     level the real run reached: no research is started, nothing is relearned, nothing closed."""
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=run.architect,
         text=request["text"],
-        keywords=language.keywords(request["text"]),
         scope=request.get("scope", []),
         lang=request.get("lang", settings.MEMORY_LANG),
         run=run,
@@ -218,7 +240,7 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
         learned = Summary.objects.filter(
             architect=run.architect, created_at__gte=request["asked_at"]
         ).values_list("pk", flat=True)
-        ctx.extra["unseen"] = {f"summaries:{pk}" for pk in learned}
+        ctx.unseen = frozenset(f"summaries:{pk}" for pk in learned)
     climb = ladder.climb(
         steps_for(ctx, start_research=research_service.start),
         top=min(int(request.get("top", 4)), 4),

@@ -351,10 +351,9 @@ def _check(out_of_time: Callable[[], bool]) -> None:
 
 def _investigate(research: Research, progress: Progress, out_of_time: Callable[[], bool]) -> Found:
     lang = research.lang
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=research.architect,
         text=research.question,
-        keywords=language.keywords(research.question),
         scope=research.scope,
         lang=lang,
         run=research.run,

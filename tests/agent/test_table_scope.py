@@ -95,15 +95,13 @@ QUESTION = "Какие такси?"
 
 
 def _level1(architect: Architect, asked) -> dict:
-    from memory import language
     from memory.levels import relational as tables_level
     from memory.levels.context import RecallContext
 
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=architect,
         text=QUESTION,
         lang="ru",
-        keywords=language.keywords(QUESTION),
         scope=asked,
     )
     outcome = tables_level.search(ctx)

@@ -165,8 +165,8 @@ def test_a_shadow_runs_write_tools_write_nothing_and_record_what_they_would(alic
 def test_a_replay_does_not_see_what_was_learned_since_the_request(alice):
     from memory.levels.context import RecallContext
 
-    ctx = RecallContext(architect=alice, text="q", keywords=["q"], scope=[], lang="ru")
-    ctx.extra["unseen"] = {"summaries:s-1"}
+    ctx = RecallContext.of(architect=alice, text="q", scope=[], lang="ru")
+    ctx.unseen = frozenset({"summaries:s-1"})
     assert ctx.excluded("summaries:s-1") and ctx.excluded({"id": "summaries:s-1"})
     assert not ctx.excluded("summaries:s-2") and not ctx.excluded({"note": "n-1"})
 

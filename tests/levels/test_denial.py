@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memory import language, model
+from memory import model
 from memory.levels.context import RecallContext
 from memory.models import Note, Run, Summary
 from memory.services import research as research_service
@@ -81,10 +81,9 @@ def test_research_does_not_draw_a_denied_conclusion_again(concluded, fake_claude
     run = Run.objects.create(
         architect=alice, verb="recall", text=QUESTION, caller="t", channel="api"
     )
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=alice,
         text=QUESTION,
-        keywords=language.keywords(QUESTION),
         scope=[],
         lang="ru",
         run=run,

@@ -12,7 +12,7 @@ from django.db.models import Count, Sum
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory import language, relevance
+from memory import relevance
 from memory.knowledge import lookup
 from memory.knowledge import notes as notes_service
 from memory.levels import RecallContext
@@ -74,10 +74,9 @@ def _sizes_in_step(architect):
 
 
 def _ctx(architect, question):
-    return RecallContext(
+    return RecallContext.of(
         architect=architect,
         text=question,
-        keywords=language.keywords(question),
         scope=[],
         lang="en",
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from memory import language
 from memory.knowledge.notes import lift, note_create, reindex
 from memory.levels import RecallContext
 from memory.levels import relational as tables_level
@@ -94,9 +93,7 @@ def _twin_conversations(bob):
 
 
 def _ctx(bob, text):
-    return RecallContext(
-        architect=bob, text=text, keywords=language.keywords(text), scope=[], lang="en", run=None
-    )
+    return RecallContext.of(architect=bob, text=text, scope=[], lang="en", run=None)
 
 
 @pytest.mark.django_db
@@ -105,12 +102,12 @@ def test_level_1_puts_the_reply_where_the_topic_was_raised_first(bob, settings):
     question = "What blue bowl did they make at pottery?"
     ctx = _ctx(bob, question)
     tables_level.search(ctx)
-    order = [item["note"] for item in ctx.extra["level1_ranked"]]
+    order = [item["note"] for item in ctx.level1_ranked]
     assert order.index(str(reply_a.pk)) < order.index(str(reply_b.pk))
     settings.RANK_NEIGHBOURHOOD_WEIGHT = 0.0  # the tie falls to the newer without the lift
     ctx = _ctx(bob, question)
     tables_level.search(ctx)
-    order = [item["note"] for item in ctx.extra["level1_ranked"]]
+    order = [item["note"] for item in ctx.level1_ranked]
     assert order.index(str(reply_b.pk)) < order.index(str(reply_a.pk))
 
 

@@ -73,11 +73,9 @@ def test_the_note_told_on_the_asked_day_comes_first(bob, client_for, settings, w
     api.remember("Boris: Nice weather.", said_at="2023-10-26T10:00:00Z")
     later = api.remember("Audrey: I had sushi for dinner.", said_at="2023-10-28T19:00:00Z")
     question = "What did Audrey have for dinner on October 24, 2023?"
-    ctx = RecallContext(
-        architect=bob, text=question, keywords=language.keywords(question), scope=[], lang="en"
-    )
+    ctx = RecallContext.of(architect=bob, text=question, scope=[], lang="en")
     tables_level.search(ctx)  # level 1's ranked list, which level 4 fuses too
-    ranked = [item["note"] for item in ctx.extra["level1_ranked"]]
+    ranked = [item["note"] for item in ctx.level1_ranked]
     assert len(ranked) == 2  # Boris shares no word
     # Without the lift the two Audrey notes tie on their words, and the newer goes first.
     first = wanted if weight else later

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from memory import language
 from memory.levels import graph as graph_level
 from memory.levels import relational as tables_level
 from memory.levels import vectors as vectors_level
@@ -63,10 +62,9 @@ def test_scope_on_every_level(level, case, bob, client_for, settings):
     api.remember("Брат Антон работает хирургом в областной больнице.")  # a bystander
     note = Note.objects.get(text=FACT)
     question = QUESTIONS[level]
-    ctx = RecallContext(
+    ctx = RecallContext.of(
         architect=bob,
         text=question,
-        keywords=language.keywords(question),
         scope=asked,
         lang="en",
     )
@@ -74,9 +72,7 @@ def test_scope_on_every_level(level, case, bob, client_for, settings):
         # Level 4's paraphrase must count as an answer where the fact holds, so that scope alone
         # decides here: the decision's threshold (fitted by bench/decision.py, tested in
         # test_decision) goes just under the probability the fact's list gets where it holds.
-        where = RecallContext(
-            architect=bob, text=question, keywords=ctx.keywords, scope=stored, lang="en"
-        )
+        where = RecallContext.of(architect=bob, text=question, scope=stored, lang="en")
         verdict = next(t for t in SEARCH[4](where).trace if t.get("event") == "decision")
         decide_at(settings, "meaning", verdict["verdict"]["p"] - 0.001)
     outcome = SEARCH[level](ctx)

@@ -58,7 +58,6 @@ def test_a_value_in_another_scope_is_not_replaced(bob_api):
 def test_the_graph_keeps_a_replaced_relation_as_history_with_its_validity_interval(bob_api, bob):
     """The relations below are what the remember turn's model parse sends for each note (the
     fake model is not needed to see how level 3 reads them): linked to the note they were told in."""
-    from memory import language
     from memory.levels import graph as graph_level
     from memory.levels.context import RecallContext
     from memory.stores.graph import Chunk, Entity, Relation, graph
@@ -85,10 +84,9 @@ def test_the_graph_keeps_a_replaced_relation_as_history_with_its_validity_interv
     assert old.superseded_by_id == new.pk  # the lemma rule saw the change
 
     def ask(question: str):
-        ctx = RecallContext(
+        ctx = RecallContext.of(
             architect=bob,
             text=question,
-            keywords=language.keywords(question),
             scope=[],
             lang="ru",
         )
@@ -116,7 +114,6 @@ def test_the_graph_keeps_a_replaced_relation_as_history_with_its_validity_interv
 
 @pytest.mark.django_db
 def test_level_4_puts_the_value_that_holds_now_before_a_replaced_one_it_found(bob_api, bob):
-    from memory import language
     from memory.levels import vectors as vectors_level
     from memory.levels.context import RecallContext
 
@@ -126,9 +123,7 @@ def test_level_4_puts_the_value_that_holds_now_before_a_replaced_one_it_found(bo
     old, middle, new = Note.objects.order_by("created_at")
     assert middle.superseded_by_id == new.pk
     question = "Какой код от сейфа?"
-    ctx = RecallContext(
-        architect=bob, text=question, keywords=language.keywords(question), scope=[], lang="ru"
-    )
+    ctx = RecallContext.of(architect=bob, text=question, scope=[], lang="ru")
     # What the search brought: only the oldest value, similar enough to answer.
     ranked = [{"id": f"notes:{old.pk}", "note": str(old.pk), "text": old.text, "answers": True}]
     vectors_level._mark_current(ranked, ctx)

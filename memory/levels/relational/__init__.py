@@ -71,7 +71,7 @@ def search(ctx: RecallContext) -> Outcome:
     # One statement reads the indexes (``memory.knowledge.lookup``); what follows reads only
     # what matched.
     looked = look(architect=ctx.architect, terms=ctx.keywords, limit=SEARCHED, scope=ctx.scope)
-    ctx.extra["weights"] = looked.weights
+    ctx.weighed = looked.weights
     tables = _grown(ctx, looked)
     grown, report = tables.data, tables.report
     trace.append({"level": 1, "event": "tables", "matched": sorted(tables.matched)})

@@ -142,8 +142,8 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         ctx.text,
     )
     shown = fitting[:MAX_RETURNED]
-    ctx.extra["level1_notes"] = [note_item(h) for h in shown]
-    ctx.extra["level1_ranked"] = [note_item(h) for h in fitting]  # level 4 fuses with these
+    ctx.level1_notes = [note_item(h) for h in shown]
+    ctx.level1_ranked = [note_item(h) for h in fitting]  # level 4 fuses with these
     # The one decision (memory.decision): does the list hold the answer, by its words? Its
     # first notes then answer, the one that holds the most of the question first.
     verdict = (

@@ -12,9 +12,10 @@ from django.utils import timezone
 from memory.errors import MemoryServiceError
 from memory.knowledge import notes
 from memory.models import OutboxItem
-from memory.services import research, runs
+from memory.services import runs
 from memory.services.evolution import candidates, shadow, share
 from memory.services.idempotency import forget_expired
+from memory.services.research import job as research
 from memory.stores import outbox
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,10 @@ _RUNNING = Text(
 )
 _DONE = Text(ru="исследование завершено (прогон {run})", en="research finished (run {run})")
 _FAILED = Text(ru="исследование не удалось: {error}", en="research failed: {error}")
+_STORE_FAILED = Text(
+    ru="хранилище «{store}» не ответило исследованию, оно шло без него: {error}",
+    en="the {store} store failed the research, which went on without it: {error}",
+)
 
 
 def search(ctx: RecallContext, start: StartResearch) -> Outcome:
@@ -69,7 +73,7 @@ def outcome(research: Research, lang: str) -> Outcome:
             form="text",
             text=answer.get("text", ""),
             data=answer.get("data"),
-            report=[entry],
+            report=[entry, *_failed_stores(research, lang)],
             trace=[{"level": 5, "event": "research", "status": "done", "run": str(run)}],
             skills=skills,
             thread=str(research.progress.get("thread") or ""),
@@ -81,7 +85,16 @@ def outcome(research: Research, lang: str) -> Outcome:
         entry = ReportEntry(5, "research", SKILL, "running", note=_RUNNING(lang, run=run))
     return Outcome(
         found=False,
-        report=[entry],
+        report=[entry, *_failed_stores(research, lang)],
         trace=[{"level": 5, "event": "research", "status": research.status, "run": str(run)}],
         skills=skills,
     )
+
+
+def _failed_stores(research: Research, lang: str) -> list[ReportEntry]:
+    """A store that failed during the job (it went on without it) is a failed entry of its own:
+    an outage is said, never read as "nothing there"."""
+    return [
+        ReportEntry(5, "research", f["store"], "failed", note=_STORE_FAILED(lang, **f))
+        for f in (research.progress or {}).get("failed", [])
+    ]

@@ -16,9 +16,9 @@ from memory.levels import previous as previous_service
 from memory.levels import research as research_level
 from memory.models import Research, Summary
 from memory.services import relearning
-from memory.services import research as research_service
 from memory.services.cycle import frame, guarded, open_run, read_params, take_verdict
 from memory.services.evolution import measure, share
+from memory.services.research import job as research_job
 from memory.services.runs import run_close
 from memory.stores.graph_types import note_of_chunk
 
@@ -63,7 +63,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     # Reading a job already paid for costs nothing: it is reported at any depth.
     top = ladder.top_level("extreme") if ctx.research_named is not None else grant.top_level
     climb = ladder.climb(
-        steps_for(ctx, start_research=research_service.start), top=top, lang=ctx.lang
+        steps_for(ctx, start_research=research_job.start), top=top, lang=ctx.lang
     )
     _accept_fates(parsed, ctx, grant, climb)
     answer = _answer(parsed, run, grant, climb)
@@ -205,7 +205,7 @@ def _research_state(answer: dict[str, Any], ctx: RecallContext, final: Any) -> b
     if research is None:
         return False
     research = Research.objects.filter(pk=research.pk).first() or research
-    answer["research"] = research_service.state(research)
+    answer["research"] = research_job.state(research)
     if final is None and research.status in ("queued", "running"):
         answer["answer"]["text"] += "\n" + research_level.outcome(research, ctx.lang).report[0].note
     by_research = final is not None and bool(final.report) and final.report[0].level == 5
@@ -242,7 +242,7 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
         ).values_list("pk", flat=True)
         ctx.unseen = frozenset(f"summaries:{pk}" for pk in learned)
     climb = ladder.climb(
-        steps_for(ctx, start_research=research_service.start),
+        steps_for(ctx, start_research=research_job.start),
         top=min(int(request.get("top", 4)), 4),
         lang=ctx.lang,
     )

@@ -11,7 +11,7 @@ import pytest
 from memory import model
 from memory.levels.context import RecallContext
 from memory.models import Note, Run, Summary
-from memory.services import research as research_service
+from memory.services.research import job as research_job
 from tests.levels.test_research import (
     DENIS,
     LEVEL2_EMPTY,
@@ -89,11 +89,11 @@ def test_research_does_not_draw_a_denied_conclusion_again(concluded, fake_claude
         run=run,
     )
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    research_service.start(ctx, [1, 3, 4])
+    research_job.start(ctx, [1, 3, 4])
     settings.MODEL_BACKEND = "claude"
     model.backend.cache_clear()
     fake_claude.script([TERMS])
-    done = research_service.conduct(str(run.pk))
+    done = research_job.conduct(str(run.pk))
     assert done.status == "done" and done.answer["found"] is False
     assert any("отвергнут" in (s.get("note") or "") for s in done.progress["steps"])
 

@@ -12,7 +12,7 @@ import pytest
 
 from memory import model
 from memory.models import Research, Run, Summary, SummaryLink
-from memory.services import research as research_service
+from memory.services.research import job as research_job
 from memory.shape.tools import promote_to_list
 
 QUESTION = "Кто из моих друзей мог знать Ельцина?"
@@ -165,7 +165,7 @@ def test_the_answer_comes_at_once_and_a_later_recall_naming_the_run_fetches_it(
 def test_the_soft_limit_closes_the_job_with_what_was_found(friends, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     first = friends.recall(QUESTION, depth="extreme")
-    done = research_service.conduct(first["run"], out_of_time=lambda: True)
+    done = research_job.conduct(first["run"], out_of_time=lambda: True)
     assert done.status == "done" and done.answer["found"] is False
     assert "время исследования вышло" in done.answer["text"]
 
@@ -305,3 +305,31 @@ def test_research_through_the_http_api_backend(friends, settings):
     assert "deep-analysis" in json.dumps(research_request["system"], ensure_ascii=False)
     tool_result = json.dumps(stub.requests[2]["body"]["messages"], ensure_ascii=False)
     assert DENIS in tool_result  # find_notes answered with the told note
+
+
+def test_a_store_that_fails_during_the_job_is_said_not_read_as_nothing(
+    friends, settings, monkeypatch
+):
+    # Mocked: the graph cannot be taken down for one job only; its engine raises as one that
+    # lost its server does (a ConnectionError), and only the job's steps see it.
+    from memory.services.research import steps
+
+    class Down:
+        def query(self, **kwargs):
+            raise ConnectionError("graph server unreachable")
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    first = friends.recall(QUESTION, depth="extreme")
+    monkeypatch.setattr(steps, "graph", lambda: Down())
+    done = research_job.conduct(first["run"])
+    assert done.status == "done"  # one store's loss is not the job's end
+    assert done.progress["failed"] == [
+        {"store": "graph", "error": "ConnectionError: graph server unreachable"}
+    ]
+    assert done.answer["found"] is False
+    assert "хранилище «graph» не ответило" in done.answer["text"]
+
+    later = friends.recall(QUESTION, previous_results=[first["run"]])
+    failed = [e for e in later["report"] if e["level"] == 5 and e["status"] == "failed"]
+    assert [(e["source"], e["store"]) for e in failed] == [("graph", "research")]
+    assert "graph server unreachable" in failed[0]["note"]

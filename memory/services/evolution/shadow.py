@@ -26,10 +26,10 @@ from memory.models import Architect, Run, ShadowCase, SkillCandidate, ToolCall
 from memory.models.runs import EVOLVE, SHADOW
 from memory.services import recall as recall_service
 from memory.services import remember as remember_service
-from memory.services import research
 from memory.services.evolution.candidates import evaluate, open_candidate
 from memory.services.evolution.measure import Misses, agree, brief, misses, writes_of
 from memory.services.evolution.share import REPLAYABLE, replayable, turns_today
+from memory.services.research import job as research
 from memory.services.runs import process_tag, run_close
 from memory.shadowing import shadowing
 

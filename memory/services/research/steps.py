@@ -1,23 +1,8 @@
-"""Level 5: research, the skill ``deep-analysis`` (PASSPORT.md §10), as a Celery job.
-
-A recall at ``extreme`` whose levels 1–4 found nothing starts one (``start``): a ``Research``
-row named by the recall's run, sent to Celery once the row commits. The job (``conduct``,
-idempotent by that run id) follows the owner's order, writing its progress as it goes:
-
-1. the entities the question points at, from the tables (the rows of a table its words name:
-   "friends" → the friends);
-2. the graph per entity — what is told about each;
-3. the vectors — the question by meaning;
-4. up to ten terms related to the question's unknown word (a word no note holds): the model's
-   when one is set, else the graph's neighbours of that word;
-5. the graph (and the full-text index) per term: a note found by a term that names one of the
-   entities links the entity to the unknown word;
-6. a satisfying answer with its chain of basis (the note, the run that recorded it, the term),
-   or an honest unsatisfying one saying what was tried and what could not be done.
-
-The answer is a hypothesis (``probabilistic``): the owner's rule is that the chain may be wrong,
-so the basis and the result are kept, not the reasoning. A found answer goes through the
-relearning cycle, level 5, so the same question is cheap next time.
+"""Level 5's investigation, step by step (the job around it is ``job``): the entities the question
+points at, the graph per entity, the vectors, the terms related to the unknown word, the graph
+per term, and the conclusion with its chain of basis — or an honest answer saying what was tried.
+A store that fails in a step is that step's loss, not the job's end, and it is said: the step is
+marked failed in the progress, the answer names it, and level 5's report has a failed entry.
 """
 
 from __future__ import annotations
@@ -31,25 +16,19 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from memory import language, model, ner, relevance
 from memory.agent import instruction
 from memory.agent import tools as agent_tools
-from memory.celery import enqueue
-from memory.celery import send as celery_send
 from memory.i18n import Text
 from memory.knowledge.lookup import notes_search
 from memory.levels.context import RecallContext
 from memory.levels.research import SKILL
-from memory.model.base import ModelError, ModelResult, ToolScope
+from memory.model.base import ModelError, ToolScope
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
-from memory.models import Note, Research, Run, ShapeEntry, ToolCall
-from memory.services import denial, relearning
-from memory.services.evolution import measure, share
+from memory.models import Note, Research, ShapeEntry, ToolCall
+from memory.services import denial
 from memory.shape import selectors
 from memory.stores.graph import graph
 from memory.stores.graph_types import GraphContext, note_of_chunk
@@ -57,7 +36,6 @@ from memory.stores.vectors import vectors
 
 log = logging.getLogger(__name__)
 
-TASK = "memory.research"
 MAX_TERMS = 10
 MAX_ENTITIES = 20
 ROWS_READ = 50
@@ -117,6 +95,9 @@ _FOUND_NO_ENTITY = Text(
 _MEANING = Text(
     ru="По смыслу ближе всего: «{text}» (заметка {note}, сходство {similarity:.3f}).",
     en="Closest by meaning: «{text}» (note {note}, similarity {similarity:.3f}).",
+)
+_STORE_FAILED = Text(
+    ru="хранилище «{store}» не ответило: {error}", en="the {store} store failed: {error}"
 )
 _NOT_FOUND = Text(
     ru="Исследование не нашло ответа. Проверено: {tried}.",
@@ -179,148 +160,23 @@ class Progress:
         self.data["steps"].append({"step": name, "label": _STEP[name](lang), **facts})
         self.save()
 
+    def failed(self, store: str, error: BaseException) -> None:
+        """A store failed in a step: the step goes on without it, and the failure is kept (the
+        answer names it, level 5's report has a failed entry for it), first error per store."""
+        log.warning("research %s: the %s failed: %s", self.research.pk, store, error)
+        failures = self.data.setdefault("failed", [])
+        if not any(f["store"] == store for f in failures):
+            reason = f"{getattr(error, 'code', type(error).__name__)}: {error}"[:500]
+            failures.append({"store": store, "error": reason})
+        self.save()
+
+    def failures(self, lang: str) -> list[str]:
+        """The failed stores, in the caller's words."""
+        return [_STORE_FAILED(lang, **f) for f in self.data.get("failed", [])]
+
     def save(self) -> None:
         self.data["seconds"] = round(time.monotonic() - self.started, 3)
         Research.objects.filter(pk=self.research.pk).update(progress=self.data)
-
-
-# --- starting -----------------------------------------------------------------------------------
-
-
-def start(ctx: RecallContext, levels: list[int]) -> Research:
-    """Open the job for this recall (idempotent by its run) and send it once the row commits."""
-    assert ctx.run is not None
-    research, created = Research.objects.get_or_create(
-        run=ctx.run,
-        defaults={
-            "architect": ctx.architect,
-            "question": ctx.text,
-            "scope": ctx.scope,
-            "lang": ctx.lang,
-            "progress": {"levels": levels, "steps": [], "model_turns": 0, "seconds": 0.0},
-        },
-    )
-    if created:
-        run_id = str(ctx.run.pk)
-        enqueue(TASK, run_id, failed=lambda error: _not_sent(run_id, error))
-    return research
-
-
-def send(run_id: str) -> None:
-    """Hand the job to Celery now; a broker that is down fails the job with the reason, never
-    the answer that started it."""
-    celery_send(TASK, [run_id], failed=lambda error: _not_sent(run_id, error))
-
-
-def _not_sent(run_id: str, error: BaseException) -> None:
-    Research.objects.filter(pk=run_id, status="queued").update(
-        status="failed", error=f"broker: {error}"[:4000], finished_at=timezone.now()
-    )
-
-
-# --- the job ------------------------------------------------------------------------------------
-
-
-def claim(run_id: str) -> Research | None:
-    """Take the job; None when it is done, failed, or unknown (a redelivery after it finished)."""
-    with transaction.atomic():
-        research = Research.objects.select_for_update().filter(pk=run_id).first()
-        if research is None or research.status in ("done", "failed"):
-            return None
-        research.status = "running"
-        research.attempts += 1
-        research.started_at = research.started_at or timezone.now()
-        research.save(update_fields=["status", "attempts", "started_at"])
-    return research
-
-
-def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Research | None:
-    """Run the job to its end and close it: done with its answer (and what the relearning cycle
-    kept), or failed with the reason. Safe to call again for the same run. Out of time (the soft
-    limit, by Celery's signal or by this process's own clock) it closes with what was found."""
-    research = claim(run_id)
-    if research is None:
-        return Research.objects.filter(pk=run_id).first()
-    if out_of_time is None:
-        deadline = time.monotonic() + settings.RESEARCH_SOFT_SECONDS
-        out_of_time = lambda: time.monotonic() > deadline  # noqa: E731
-    progress = Progress(research)
-    try:
-        found = _investigate(research, progress, out_of_time)
-    except Exception as error:
-        log.exception("research %s failed", run_id)
-        progress.save()
-        _on_run(research, progress)
-        Research.objects.filter(pk=run_id).update(
-            status="failed",
-            error=f"{getattr(error, 'code', type(error).__name__)}: {error}"[:4000],
-            finished_at=timezone.now(),
-        )
-        return Research.objects.get(pk=run_id)
-    research.answer = found.answer_body()
-    research.kind = "probabilistic"
-    research.progress = progress.data
-    if found.basis:
-        research.relearned = _relearn(research, found, progress)
-        research.answer["relearned"] = research.relearned
-    research.status = "done"
-    research.finished_at = timezone.now()
-    progress.save()
-    research.save()
-    _on_run(research, progress)
-    if progress.data["model_turns"]:  # the model worked by the skill: a candidate may replay it
-        share.offer(
-            Run.objects.get(pk=research.pk),
-            request={"text": research.question, "scope": research.scope, "lang": research.lang},
-            answer=lambda: measure.brief(
-                found=found.found, ids=[b["note"] for b in found.basis], text=found.text
-            ),
-            skills=[SKILL],
-        )
-    return research
-
-
-def _on_run(research: Research, progress: Progress) -> None:
-    """The job's model calls are counted on the recall's run (closed before the job began), and
-    the conversation the conclusion came from is named there (a denial may name it)."""
-    used = progress.data.get("usage", [])
-    changes: dict[str, Any] = {
-        "model_turns": F("model_turns") + sum(u.get("turns", 0) for u in used),
-        "tokens_in": F("tokens_in") + sum(u.get("tokens_in", 0) for u in used),
-        "tokens_out": F("tokens_out") + sum(u.get("tokens_out", 0) for u in used),
-        "model_seconds": F("model_seconds") + sum(u.get("seconds", 0.0) for u in used),
-    }
-    if progress.data.get("thread"):
-        changes["thread"] = progress.data["thread"]
-    Run.objects.filter(pk=research.pk).update(**changes)
-
-
-def investigate_again(run: Run, request: dict[str, Any]) -> tuple[Found, list[ModelResult]]:
-    """Steps 1–6 once more, for a shadow run (memory.services.evolution): no job row is written,
-    nothing is relearned; the model's calls are returned to be counted on the shadow run."""
-    research = Research(
-        run=run,
-        architect=run.architect,
-        question=request["text"],
-        scope=request.get("scope", []),
-        lang=request.get("lang", settings.MEMORY_LANG),
-        progress={"levels": [], "steps": [], "model_turns": 0, "seconds": 0.0},
-    )
-    progress = Progress(research)  # its saves update no row: there is none for a shadow
-    deadline = time.monotonic() + settings.RESEARCH_SOFT_SECONDS
-    found = _investigate(research, progress, lambda: time.monotonic() > deadline)
-    usages = [
-        ModelResult(
-            text="",
-            thread="",
-            turns=u.get("turns", 0),
-            tokens_in=u.get("tokens_in", 0),
-            tokens_out=u.get("tokens_out", 0),
-            seconds=u.get("seconds", 0.0),
-        )
-        for u in progress.data.get("usage", [])
-    ]
-    return found, usages
 
 
 @dataclass
@@ -349,7 +205,7 @@ def _check(out_of_time: Callable[[], bool]) -> None:
         raise TimeUp
 
 
-def _investigate(research: Research, progress: Progress, out_of_time: Callable[[], bool]) -> Found:
+def investigate(research: Research, progress: Progress, out_of_time: Callable[[], bool]) -> Found:
     lang = research.lang
     ctx = RecallContext.of(
         architect=research.architect,
@@ -381,11 +237,11 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
     # 2. the graph per entity
     told: dict[str, list[str]] = {}
     for entity in entities:
-        told[entity] = _graph_notes(ctx, [entity])
+        told[entity] = _graph_notes(ctx, [entity], progress)
         _check(out_of_time)
     progress.step("graph", lang, notes={e: len(n) for e, n in told.items()})
     # 3. the vectors
-    closest = _meaning(ctx)
+    closest = _meaning(ctx, progress)
     progress.step(
         "vectors",
         lang,
@@ -394,7 +250,7 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
     )
     if closest is not None and closest["similarity"] >= settings.VECTOR_MIN_SCORE:
         note = Note.objects.get(pk=closest["note"])
-        basis = [_basis(note)]
+        basis = [basis_of(note)]
         text = _MEANING(lang, text=note.text, note=note.pk, similarity=closest["similarity"])
         return Found(text=text, found=True, chain=[{"step": "vectors", **closest}], basis=basis)
     _check(out_of_time)
@@ -412,7 +268,7 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
     links: list[dict[str, Any]] = []
     for term in terms:
         _check(out_of_time)
-        for note_id in _graph_notes(ctx, [term]) + _word_notes(ctx, term):
+        for note_id in _graph_notes(ctx, [term], progress) + _word_notes(ctx, term):
             links.append({"term": term, "note": note_id})
     # A conclusion the architect denied for this question is not drawn again from its basis.
     denied = denial.denied_notes(ctx.architect, ctx.text)
@@ -427,7 +283,9 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
     tried = _TRIED(
         lang, entities=len(entities), terms=len(terms), turns=progress.data["model_turns"]
     )
-    reasons = "; ".join(s.get("note", "") for s in progress.data["steps"] if s.get("note"))
+    reasons = "; ".join(
+        [s["note"] for s in progress.data["steps"] if s.get("note")] + progress.failures(lang)
+    )
     text = _NOT_FOUND(lang, tried=tried) + (f" {reasons}." if reasons else "")
     return Found(text=text, found=False)
 
@@ -448,9 +306,9 @@ def _table_entities(ctx: RecallContext) -> list[str]:
     return list(dict.fromkeys(names))[:MAX_ENTITIES]
 
 
-def _graph(ctx: RecallContext, words: list[str]) -> GraphContext:
+def _graph(ctx: RecallContext, words: list[str], progress: Progress) -> GraphContext:
     """The graph's context for these words, keywords given by code (no model call); a store's
-    fault is logged and read as an empty context — one step's loss, not the job's end."""
+    fault is an empty context for this step and a failure the answer names (``failed``)."""
     try:
         return graph().query(
             architect_id=ctx.architect.pk,
@@ -459,13 +317,13 @@ def _graph(ctx: RecallContext, words: list[str]) -> GraphContext:
             ll_keywords=words,
         )
     except Exception as error:
-        log.warning("research: the graph failed for %s: %s", words, error)
+        progress.failed("graph", error)
         return GraphContext()
 
 
-def _graph_notes(ctx: RecallContext, words: list[str]) -> list[str]:
+def _graph_notes(ctx: RecallContext, words: list[str], progress: Progress) -> list[str]:
     """The notes the graph's context for these words comes from."""
-    context = _graph(ctx, words)
+    context = _graph(ctx, words, progress)
     sources = [c.get("source") for c in context.chunks]
     for relation in context.relations:
         sources += relation.get("sources", [])
@@ -481,13 +339,13 @@ def _word_notes(ctx: RecallContext, term: str) -> list[str]:
     return [str(h.note.pk) for h in hits if h.coverage >= 0.999]
 
 
-def _meaning(ctx: RecallContext) -> dict[str, Any] | None:
+def _meaning(ctx: RecallContext, progress: Progress) -> dict[str, Any] | None:
     try:
         hits = vectors().search(
             kind="notes", architect_id=ctx.architect.pk, query=ctx.text, limit=1, scope=ctx.scope
         )
     except Exception as error:
-        log.warning("research: the vectors failed: %s", error)
+        progress.failed("vectors", error)
         return None
     if not hits:
         return None
@@ -542,7 +400,7 @@ def _related_terms(
     if not unknown:
         return Take([], _NO_UNKNOWN(ctx.lang))
     if not model.configured():
-        return Take(*_neighbours(ctx, unknown))
+        return Take(*_neighbours(ctx, unknown, progress))
     scope = ToolScope(
         architect_id=ctx.architect.pk,
         run_id=str(ctx.run.pk) if ctx.run else "",
@@ -569,12 +427,12 @@ def _related_terms(
         )
     except ModelError as error:
         if error.usage is not None:  # a failed call is counted on the run all the same
-            _count(progress, error.usage)
-        terms, _ = _neighbours(ctx, unknown)
+            count(progress, error.usage)
+        terms, _ = _neighbours(ctx, unknown, progress)
         return Take(terms, f"{error.code}: {error.message}")
     thread_record(architect=ctx.architect, backend=model.backend(), result=result)
     progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §15.2)
-    _count(progress, result)
+    count(progress, result)
     if ctx.run is not None:
         progress.data["tools"] = list(
             ToolCall.objects.filter(run=ctx.run).values_list("tool", flat=True)
@@ -588,7 +446,7 @@ def _related_terms(
     )
 
 
-def _count(progress: Progress, used: Any) -> None:
+def count(progress: Progress, used: Any) -> None:
     progress.data["model_turns"] += used.turns
     progress.data.setdefault("usage", []).append(
         {
@@ -615,7 +473,7 @@ def _from_model(ctx: RecallContext, take: Take, unknown: list[str]) -> Found | N
         )
         if note is None or str(note.pk) in denied:
             continue
-        basis.append(_basis(note))
+        basis.append(basis_of(note))
         chain.append(
             {
                 "step": "model",
@@ -635,9 +493,11 @@ def _from_model(ctx: RecallContext, take: Take, unknown: list[str]) -> Found | N
     return Found(text="\n".join(lines), found=True, chain=chain, basis=basis, summary=take.summary)
 
 
-def _neighbours(ctx: RecallContext, unknown: list[str]) -> tuple[list[str], str]:
+def _neighbours(
+    ctx: RecallContext, unknown: list[str], progress: Progress
+) -> tuple[list[str], str]:
     """The graph's entities around the unknown words, when no model can name terms."""
-    context = _graph(ctx, unknown)
+    context = _graph(ctx, unknown, progress)
     names = []
     asked = set(unknown)
     for entity in context.entities:
@@ -698,11 +558,11 @@ def _conclude(
             {"step": "terms", "unknown": values["unknown"], "term": link["term"]},
             {"step": "terms_graph", "note": str(note.pk), "run": str(note.run_id or "")},
         ]
-        return Found(text=text, found=True, chain=chain, basis=[_basis(note)])
+        return Found(text=text, found=True, chain=chain, basis=[basis_of(note)])
     return None
 
 
-def _basis(note: Note) -> dict[str, Any]:
+def basis_of(note: Note) -> dict[str, Any]:
     return {
         "note": str(note.pk),
         "text": note.text,
@@ -711,43 +571,3 @@ def _basis(note: Note) -> dict[str, Any]:
         "id": f"notes:{note.pk}",
         "run": str(note.run_id or ""),
     }
-
-
-def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, Any]:
-    """The relearning cycle at level 5; a model turn it takes (the summary) is the job's."""
-    used: list[Any] = []
-    result = relearning.Result(
-        question=research.question,
-        level=5,
-        kind="probabilistic",
-        text=found.text,
-        facts=found.basis,
-        scope=research.scope,
-        summary=found.summary,
-    )
-    try:
-        return relearning.relearn(
-            result,
-            architect=research.architect,
-            run=research.run,
-            lang=research.lang,
-            usages=used,
-        )
-    except Exception as error:
-        log.exception("research %s: the relearning cycle failed", research.pk)
-        return relearning.failed(error)
-    finally:
-        for usage in used:
-            _count(progress, usage)
-
-
-def state(research: Research) -> dict[str, Any]:
-    """The job as an answer shows it: its run, status and progress (and error when it failed)."""
-    out: dict[str, Any] = {
-        "run": str(research.pk),
-        "status": research.status,
-        "progress": research.progress,
-    }
-    if research.error:
-        out["error"] = research.error
-    return out

@@ -62,9 +62,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     ctx = _context(parsed, caller, run)
     # Reading a job already paid for costs nothing: it is reported at any depth.
     top = ladder.top_level("extreme") if ctx.research_named is not None else grant.top_level
-    climb = ladder.climb(
-        steps_for(ctx, start_research=research_job.start), top=top, lang=ctx.lang
-    )
+    climb = ladder.climb(steps_for(ctx, start_research=research_job.start), top=top, lang=ctx.lang)
     _accept_fates(parsed, ctx, grant, climb)
     answer = _answer(parsed, run, grant, climb)
     usages = [o.usage for o in climb.outcomes if o.usage is not None]

@@ -32,13 +32,13 @@ def notes_reindex(architect_id: int) -> int:
 def outbox_replay(self) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Deliver what is due in the outbox; come back when something is still queued.
 
-    With the embedded stores a worker does not own them, so the replay asks the owner (the web
+    With the embedded stores a worker does not own them, so the replay asks their holder (the web
     process) through the internal door; with server engines it delivers directly.
     """
     try:
         result = outbox.drain()
     except MemoryServiceError as error:
-        # The owner is unreachable (restarting, say): try again later, never give up.
+        # The holder is unreachable (restarting, say): try again later, never give up.
         raise self.retry(countdown=30, max_retries=None) from error
     due = OutboxItem.objects.filter(status="queued").order_by("next_attempt_at").first()
     if due is not None:

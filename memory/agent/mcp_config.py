@@ -16,7 +16,7 @@ from urllib.parse import quote
 from django.conf import settings
 from django.db import connection
 
-from memory.model.base import ToolScope
+from memory.model.base import ToolGrant
 from memory.stores import embedded
 
 MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
@@ -70,24 +70,24 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def server_params(scope: ToolScope) -> dict[str, Any]:
+def server_params(grant: ToolGrant) -> dict[str, Any]:
     return {
         "command": sys.executable,
         "args": [
             str(MANAGE),
             "memory_mcp",
             "--architect",
-            str(scope.architect_id),
+            str(grant.architect_id),
             "--run",
-            scope.run_id,
+            grant.run_id,
             "--tools",
-            ",".join(scope.tools),
+            ",".join(grant.tools),
         ],  # fmt: skip
         "env": child_env(),
     }
 
 
-def config(scope: ToolScope | None, *, server_name: str) -> dict[str, Any]:
-    if scope is None or not scope.tools:
+def config(grant: ToolGrant | None, *, server_name: str) -> dict[str, Any]:
+    if grant is None or not grant.tools:
         return {"mcpServers": {}}
-    return {"mcpServers": {server_name: server_params(scope)}}
+    return {"mcpServers": {server_name: server_params(grant)}}

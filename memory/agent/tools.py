@@ -2,7 +2,7 @@
 HTTP backends. The schema of each tool comes from its signature (never from the instruction);
 its description names the occasion and the cost, not the mechanism (PASSPORT.md §12).
 
-A tool acts in the tenant of the scope the memory set for the process or the call — the
+A tool acts in the tenant the memory bound for the process or the call — the
 architect is never an argument the model could change. Every call is recorded as a
 ``ToolCall`` by the tool itself: the run's facts come from here, not from the model's account.
 """
@@ -56,36 +56,36 @@ def _reached(name: str) -> Callable[..., Any]:
 
 
 @dataclass(frozen=True)
-class Scope:
+class Tenant:
     architect: Architect
     run: Run | None
 
 
-_scope: ContextVar[Scope | None] = ContextVar("memory_tool_scope", default=None)
-_process_scope: Scope | None = None
+_tenant: ContextVar[Tenant | None] = ContextVar("memory_tool_tenant", default=None)
+_process_tenant: Tenant | None = None
 
 
-def bind_process(scope: Scope) -> None:
+def bind_process(tenant: Tenant) -> None:
     """The MCP server serves one architect and one run for its whole life."""
-    global _process_scope
-    _process_scope = scope
+    global _process_tenant
+    _process_tenant = tenant
 
 
 @contextmanager
-def bound(scope: Scope) -> Iterator[None]:
+def bound(tenant: Tenant) -> Iterator[None]:
     """In-process tool calls (HTTP backends) run inside this block."""
-    token = _scope.set(scope)
+    token = _tenant.set(tenant)
     try:
         yield
     finally:
-        _scope.reset(token)
+        _tenant.reset(token)
 
 
-def current() -> Scope:
-    scope = _scope.get() or _process_scope
-    if scope is None:
+def current() -> Tenant:
+    tenant = _tenant.get() or _process_tenant
+    if tenant is None:
         raise ToolRefused("the tool has no tenant: the memory did not bind one")
-    return scope
+    return tenant
 
 
 Label = Annotated[
@@ -112,9 +112,9 @@ Row = Annotated[int | None, Field(description="номер строки табл�
 
 
 def _in_tenant(write: Callable[..., shape_tools.WriteReport], **arguments: Any) -> dict[str, Any]:
-    """Run a shape tool for the scope's architect and run — never ones the model names."""
-    scope = current()
-    return write(architect=scope.architect, run=scope.run, **arguments).as_dict()
+    """Run a shape tool for the tenant's architect and run — never ones the model names."""
+    tenant = current()
+    return write(architect=tenant.architect, run=tenant.run, **arguments).as_dict()
 
 
 def write_value(
@@ -171,8 +171,8 @@ def promote_to_list(
 
 
 def read_catalog() -> dict[str, Any]:
-    scope = current()
-    return {"tables": selectors.catalog_summary(scope.architect)}
+    tenant = current()
+    return {"tables": selectors.catalog_summary(tenant.architect)}
 
 
 def read_table(
@@ -181,23 +181,23 @@ def read_table(
         Field(description="название таблицы-списка, или 'root' — одиночные значения архитектора"),
     ],
 ) -> dict[str, Any]:
-    scope = current()
-    asked = _asked_scope(scope)
+    tenant = current()
+    asked = _asked_scope(tenant)
     if table.strip().lower() == "root":
         kinds = list(
-            ShapeEntry.objects.filter(architect=scope.architect, kind="column", table=ROOT_TABLE)
+            ShapeEntry.objects.filter(architect=tenant.architect, kind="column", table=ROOT_TABLE)
         )
-        values = selectors.root_values(scope.architect, kinds)
-        kept_values = selectors.in_scope_all(scope.architect, values, asked)
+        values = selectors.root_values(tenant.architect, kinds)
+        kept_values = selectors.in_scope_all(tenant.architect, values, asked)
         out: dict[str, Any] = {"table": "root", "values": kept_values}
         if asked:
             out["asked_scope"] = asked
             out["values_out_of_scope"] = len(values) - len(kept_values)
         return out
-    entry = shape_tools.table_entry(scope.architect, table)
-    rows = selectors.table_rows(scope.architect, entry)
+    entry = shape_tools.table_entry(tenant.architect, table)
+    rows = selectors.table_rows(tenant.architect, entry)
     kept = list(
-        selectors.in_scope_all(scope.architect, {r["row"]: r for r in rows}, asked).values()
+        selectors.in_scope_all(tenant.architect, {r["row"]: r for r in rows}, asked).values()
     )
     out = {"table": entry.label, "name": entry.table, "rows": kept}
     if asked:
@@ -206,19 +206,19 @@ def read_table(
     return out
 
 
-def _asked_scope(scope: Scope) -> list[dict[str, Any]]:
+def _asked_scope(tenant: Tenant) -> list[dict[str, Any]]:
     """The scope of the request the tools serve (kept on its run from the start)."""
-    if scope.run is None:
+    if tenant.run is None:
         return []
-    return list((scope.run.params or {}).get("scope") or [])
+    return list((tenant.run.params or {}).get("scope") or [])
 
 
 def ask_graph(
     question: Annotated[str, Field(description="вопрос о связях, обычным текстом")],
 ) -> dict[str, Any]:
-    scope = current()
+    tenant = current()
     # the graph answers by the request's scope, as level 3 does
-    return _reached("ask_graph")(scope.architect, question, _asked_scope(scope))
+    return _reached("ask_graph")(tenant.architect, question, _asked_scope(tenant))
 
 
 def find_notes(
@@ -226,12 +226,12 @@ def find_notes(
 ) -> dict[str, Any]:
     """The architect's notes that say these words (the full-text index, as level 1 reads it),
     best first, each with its id, its day and the run that recorded it."""
-    scope = current()
+    tenant = current()
     hits = notes_search(
-        architect=scope.architect,
+        architect=tenant.architect,
         terms=language.keywords(words),
         limit=10,
-        scope=_asked_scope(scope),
+        scope=_asked_scope(tenant),
     )
     return {
         "notes": [
@@ -255,15 +255,15 @@ def keep_object(
         str, Field(description="короткое саммари: что в документе и где подробности")
     ],
 ) -> dict[str, Any]:
-    scope = current()
+    tenant = current()
     obj, _ = object_keep(
-        architect=scope.architect,
+        architect=tenant.architect,
         name=name,
         media_type=media_type,
         content=content.encode("utf-8"),
         summary=summary,
         origin="answer",
-        run=scope.run,
+        run=tenant.run,
     )
     return {
         "object": str(obj.pk),
@@ -280,8 +280,8 @@ def write_candidate(
 ) -> dict[str, Any]:
     """Write the second version of a skill beside the active one. Only a candidate file: the
     active version and the instruction are out of this tool's reach."""
-    scope = current()
-    if scope.run is None or scope.run.verb != EVOLVE:
+    tenant = current()
+    if tenant.run is None or tenant.run.verb != EVOLVE:
         raise ToolRefused("write_candidate serves only the memory's own evolution runs")
     try:
         candidate = _reached("write_candidate")(skill, body=body, reason=reason, author="model")
@@ -381,8 +381,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _in_shadow(scope: Scope) -> bool:
-    return scope.run is not None and scope.run.channel == SHADOW
+def _in_shadow(tenant: Tenant) -> bool:
+    return tenant.run is not None and tenant.run.channel == SHADOW
 
 
 def _dry(tool: AgentTool) -> Callable[..., dict[str, Any]]:
@@ -398,20 +398,20 @@ def _dry(tool: AgentTool) -> Callable[..., dict[str, Any]]:
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Call one tool in the current scope and record the call; refusals are recorded too."""
+    """Call one tool in the current tenant and record the call; refusals are recorded too."""
     tool = BY_NAME.get(name)
     if tool is None:
         raise ToolRefused(f"there is no tool {name!r}")
-    scope = current()
+    tenant = current()
     started = time.perf_counter()
     record = None
-    if scope.run is not None:
+    if tenant.run is not None:
         record = ToolCall(
-            run=scope.run, architect=scope.architect, tool=name, arguments=_jsonable(arguments)
+            run=tenant.run, architect=tenant.architect, tool=name, arguments=_jsonable(arguments)
         )
     try:
         # The same validation MCP applies, so in-process calls (HTTP backends) get it too.
-        if tool.writes and name not in EVOLVE_TOOLS and _in_shadow(scope):
+        if tool.writes and name not in EVOLVE_TOOLS and _in_shadow(tenant):
             result = validate_call(_dry(tool))(**arguments)
         else:
             result = validate_call(tool.fn)(**arguments)

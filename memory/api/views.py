@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from memory.api import serializers as s
 from memory.services import idempotency
 from memory.services.recall import recall
-from memory.services.remember import Replayed, remember
+from memory.services.remember import AlreadyAnswered, remember
 
 _ERRORS = {
     400: OpenApiResponse(s.ErrorBody, description="no phrase, or a body that is not an object"),
@@ -62,7 +62,7 @@ class RememberView(APIView):
         key = request.headers.get(idempotency.HEADER)
         try:
             answer = remember(caller=request.user, data=request.data, idempotency_key=key)
-        except Replayed as first:
+        except AlreadyAnswered as first:
             return Response(
                 first.answer, status=first.status, headers={"Idempotent-Replayed": "true"}
             )

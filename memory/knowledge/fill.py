@@ -192,9 +192,9 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
                 for label, value in (item.get("fields") or {}).items():
                     link(item["value"], value, label)
         elif args.get("table") and args.get("row") is not None:
-            owner = _row_value(run, args["table"], args["row"])
-            if owner:
-                link(owner, str(args["value"]), args["kind"])
+            subject = _row_value(run, args["table"], args["row"])
+            if subject:
+                link(subject, str(args["value"]), args["kind"])
         else:
             link(ARCHITECT, str(args["value"]), args["kind"])
     if not relations:
@@ -227,7 +227,7 @@ def deliver(items: list[OutboxItem], *, now: bool = False) -> dict[str, dict[str
         return report
     try:
         result = outbox.drain(ids=[i.pk for i in items], force=True)
-    except Exception as error:  # the owner unreachable, the database busy: all stay queued
+    except Exception as error:  # the stores' holder unreachable, the database busy: all stay queued
         reason = error.message if isinstance(error, MemoryServiceError) else repr(error)
         result = outbox.Drained(queued=[i.pk for i in items], errors={i.pk: reason for i in items})
     report: dict[str, dict[str, Any]] = {}

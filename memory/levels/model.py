@@ -15,7 +15,7 @@ from memory.agent import tools as agent_tools
 from memory.i18n import Text
 from memory.ladder import Outcome, ReportEntry
 from memory.levels.context import RecallContext
-from memory.model.base import NOT_CONFIGURED, ModelError, ToolScope
+from memory.model.base import NOT_CONFIGURED, ModelError, ToolGrant
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import ToolCall
@@ -87,7 +87,7 @@ def _prompt(ctx: RecallContext) -> str:
 
 def search(ctx: RecallContext) -> Outcome:
     backend = model.backend()
-    scope = ToolScope(
+    grant = ToolGrant(
         architect_id=ctx.architect.pk, run_id=str(ctx.run.pk) if ctx.run else "", tools=TOOLS
     )
     try:
@@ -96,7 +96,7 @@ def search(ctx: RecallContext) -> Outcome:
             prompt=_prompt(ctx),
             system=instruction.system_prompt(SKILLS, extra=_TASK),
             schema=ANSWER_SCHEMA,
-            tools=scope,
+            tools=grant,
             thread=None,  # level 2 has no history
             timeout=settings.MODEL_TURN_TIMEOUT,
         )

@@ -64,7 +64,7 @@ class ModelNotConfigured(ModelError):
 
 
 @dataclass(frozen=True)
-class ToolScope:
+class ToolGrant:
     """Whose tenant the tools act in, and for which run. Set by the memory, never by the model."""
 
     architect_id: int
@@ -120,7 +120,7 @@ class ModelBackend(Protocol):
         *,
         prompt: str,
         system: str,
-        tools: ToolScope | None,
+        tools: ToolGrant | None,
         thread: str | None,
         timeout: float,
     ) -> ModelResult: ...

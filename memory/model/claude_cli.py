@@ -30,7 +30,7 @@ from memory.model.base import (
     ModelResult,
     ModelTimeout,
     ThreadNotFound,
-    ToolScope,
+    ToolGrant,
     failed_call,
 )
 
@@ -48,7 +48,7 @@ class ClaudeCli:
         self.workdir = str(workdir)
 
     def command(
-        self, *, prompt: str, system: str, config: str, tools: ToolScope | None, thread: str | None
+        self, *, prompt: str, system: str, config: str, tools: ToolGrant | None, thread: str | None
     ) -> list[str]:
         args = [
             self.binary, "-p", prompt,
@@ -68,7 +68,7 @@ class ClaudeCli:
         *,
         prompt: str,
         system: str,
-        tools: ToolScope | None,
+        tools: ToolGrant | None,
         thread: str | None,
         timeout: float,
     ) -> ModelResult:

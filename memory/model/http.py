@@ -24,7 +24,7 @@ from memory.model.base import (
     ModelResult,
     ModelTimeout,
     ThreadNotFound,
-    ToolScope,
+    ToolGrant,
     failed_call,
 )
 from memory.models import Architect, Run, Thread
@@ -79,7 +79,7 @@ class _HttpBackend:
         *,
         prompt: str,
         system: str,
-        tools: ToolScope | None,
+        tools: ToolGrant | None,
         thread: str | None,
         timeout: float,
     ) -> ModelResult:
@@ -90,22 +90,22 @@ class _HttpBackend:
                 raise ThreadNotFound(
                     f"{self.name}: no thread {thread!r}", details={"thread": thread}
                 )
-        owner = tools.architect_id if tools else _architect_of(stored)
-        if owner is None:
+        architect_id = tools.architect_id if tools else _architect_of(stored)
+        if architect_id is None:
             raise ModelError(f"{self.name}: a new thread needs the architect it belongs to")
         messages: list[dict[str, Any]] = list(stored.messages) if stored else []
         messages.append(self._user(prompt))
         names = tuple(tools.tools) if tools else ()
         offered = tool_schemas(names) if names else ()
-        scope = None
+        tenant = None
         if tools is not None and names:
             architect = Architect.objects.get(pk=tools.architect_id)
             run = Run.objects.filter(pk=tools.run_id).first()
-            scope = _tools_scope(architect, run)
+            tenant = _tenant(architect, run)
         started = time.perf_counter()
         result = ModelResult(text="", thread=thread or uuid.uuid4().hex, turns=0)
         try:
-            self._loop(result, system, messages, offered, scope, timeout)
+            self._loop(result, system, messages, offered, tenant, timeout)
         except ModelError as error:
             # Every round already answered counts, and so does the one that failed.
             result.seconds = round(time.perf_counter() - started, 3)
@@ -122,7 +122,7 @@ class _HttpBackend:
                 # no caller's thread check matches this backend name.
                 "backend": f"{self.name}:shadow" if in_shadow() else self.name,
                 "workdir": self.workdir,
-                "architect_id": owner,
+                "architect_id": architect_id,
             },
         )
         return result
@@ -133,7 +133,7 @@ class _HttpBackend:
         system: str,
         messages: list[dict[str, Any]],
         offered: Any,
-        scope: Any,
+        tenant: Any,
         timeout: float,
     ) -> None:
         for _ in range(settings.MODEL_MAX_TOOL_ROUNDS + 1):
@@ -148,11 +148,11 @@ class _HttpBackend:
             if not calls:
                 result.text = text
                 break
-            if scope is None:
+            if tenant is None:
                 raise ModelBadOutput(f"{self.name}: the model called tools it was not given").spent(
                     ModelResult(text="", thread="", turns=0)
                 )  # this round is counted
-            messages.extend(self._tool_results([(c, _call_tool(scope, c)) for c in calls]))
+            messages.extend(self._tool_results([(c, _call_tool(tenant, c)) for c in calls]))
         else:
             raise ModelBadOutput(
                 f"{self.name}: still calling tools after {settings.MODEL_MAX_TOOL_ROUNDS} rounds"
@@ -187,13 +187,13 @@ def _architect_of(stored: Thread | None) -> int | None:
     return stored.architect_id if stored else None
 
 
-def _tools_scope(architect: Architect, run: Run | None) -> agent_tools.Scope:
-    return agent_tools.Scope(architect=architect, run=run)
+def _tenant(architect: Architect, run: Run | None) -> agent_tools.Tenant:
+    return agent_tools.Tenant(architect=architect, run=run)
 
 
-def _call_tool(scope: agent_tools.Scope, call: dict[str, Any]) -> tuple[str, bool]:
+def _call_tool(tenant: agent_tools.Tenant, call: dict[str, Any]) -> tuple[str, bool]:
     """Run one tool call in the caller's tenant; (content, is_error)."""
-    with agent_tools.bound(scope):
+    with agent_tools.bound(tenant):
         try:
             result = agent_tools.call(call["name"], call["arguments"])
         except agent_tools.ToolRefused as refusal:

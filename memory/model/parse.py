@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from memory.agent.instruction import instruction
-from memory.model.base import ModelBackend, ModelResult, ToolScope
+from memory.model.base import ModelBackend, ModelResult, ToolGrant
 from memory.model.structured import ask_json
 
 PHRASE_SCHEMA: dict[str, Any] = {
@@ -66,7 +66,7 @@ def phrase_parse(
         prompt=f"Фраза: «{text}»",
         system=f"{instruction()}\n\n---\n\n{_TASK}",
         schema=PHRASE_SCHEMA,
-        tools=ToolScope(architect_id=architect_id, run_id=run_id, tools=()),
+        tools=ToolGrant(architect_id=architect_id, run_id=run_id, tools=()),
         thread=None,
         timeout=settings.MODEL_PARSE_TIMEOUT,
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from memory.model.base import ModelBackend, ModelBadOutput, ModelError, ModelResult, ToolScope
+from memory.model.base import ModelBackend, ModelBadOutput, ModelError, ModelResult, ToolGrant
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
@@ -45,7 +45,7 @@ def ask_json(
     prompt: str,
     system: str,
     schema: dict[str, Any],
-    tools: ToolScope | None,
+    tools: ToolGrant | None,
     thread: str | None,
     timeout: float,
 ) -> tuple[Any, ModelResult]:

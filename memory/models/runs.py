@@ -62,7 +62,7 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     # The process serving this cycle ("host:pid:start"): the sweep closes a run whose process is
     # gone (PASSPORT.md §14.2), so no run stays ``running`` after a crash.
-    owner = models.CharField(max_length=120, blank=True)
+    process = models.CharField(max_length=120, blank=True)
     # The verdict comes from outside (a later request's `verdict` parameter); until then the
     # cycle is incomplete, not successful (PASSPORT.md §8).
     verdict = models.CharField(max_length=16, choices=VERDICTS, blank=True)

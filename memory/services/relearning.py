@@ -36,7 +36,7 @@ from memory.agent import instruction
 from memory.i18n import Text
 from memory.knowledge import fill
 from memory.knowledge import objects as objects_service
-from memory.model.base import ModelError, ToolScope
+from memory.model.base import ModelError, ToolGrant
 from memory.model.structured import ask_json
 from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword, SummaryLink
 from memory.shape import selectors
@@ -238,7 +238,7 @@ def _model_summary(
             prompt=prompt,
             system=instruction.system_prompt((SKILL,), extra=_MODEL_TASK),
             schema=_MODEL_SCHEMA,
-            tools=ToolScope(architect_id=architect.pk, run_id=str(run.pk), tools=()),
+            tools=ToolGrant(architect_id=architect.pk, run_id=str(run.pk), tools=()),
             thread=None,
             timeout=settings.MODEL_TURN_TIMEOUT,
         )

@@ -27,7 +27,7 @@ from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.knowledge import fill
 from memory.knowledge.notes import note_create
-from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNotFound, ToolScope
+from memory.model.base import NOT_CONFIGURED, ModelError, ModelResult, ThreadNotFound, ToolGrant
 from memory.model.parse import phrase_parse
 from memory.model.threads import thread_check, thread_record
 from memory.models import Note, OutboxItem, Run, ShapeEntry, ToolCall
@@ -143,7 +143,7 @@ def think_again(run: Run, request: dict[str, Any]) -> ModelResult:
                 {"entities": phrase.entities, "relations": phrase.relations, "by": "model"},
             ),
             system=instruction.system_prompt(SKILLS),
-            tools=ToolScope(architect_id=run.architect_id, run_id=str(run.pk), tools=TOOLS),
+            tools=ToolGrant(architect_id=run.architect_id, run_id=str(run.pk), tools=TOOLS),
             thread=None,
             timeout=settings.MODEL_TURN_TIMEOUT,
         )
@@ -167,7 +167,7 @@ def _think(
         turn = backend.run(
             prompt=_prompt(_request(parsed, demanded), note.entities),
             system=instruction.system_prompt(SKILLS),
-            tools=ToolScope(architect_id=caller.architect.pk, run_id=str(run.pk), tools=TOOLS),
+            tools=ToolGrant(architect_id=caller.architect.pk, run_id=str(run.pk), tools=TOOLS),
             thread=parsed.get("thread"),
             timeout=settings.MODEL_TURN_TIMEOUT,
         )
@@ -204,7 +204,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
             architect=caller.architect, key=idempotency_key, data=data, lang=lang
         )
         if first is not None:
-            raise Replayed(*first)
+            raise AlreadyAnswered(*first)
     backend = model.backend()
     if parsed.has("deny") and not parsed.has("thread") and model.configured():
         # A denial naming a model conversation goes into that conversation (PASSPORT.md §15.2).
@@ -266,7 +266,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
     return answer
 
 
-class Replayed(Exception):
+class AlreadyAnswered(Exception):
     """The first answer given for an idempotency key, to be sent again as it was."""
 
     def __init__(self, answer: dict[str, Any], status: int) -> None:

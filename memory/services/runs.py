@@ -23,7 +23,7 @@ from django.utils import timezone
 from memory.knowledge import fill
 from memory.models import Architect, Run
 
-ORPHAN = "run_orphaned: the process serving this run stopped before closing it ({owner})"
+ORPHAN = "run_orphaned: the process serving this run stopped before closing it ({process})"
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -47,7 +47,7 @@ def process_tag() -> str:
     return f"{_host()}:{pid}:{_start_ticks(pid) or ''}"
 
 
-def owner_alive(tag: str) -> bool | None:
+def process_alive(tag: str) -> bool | None:
     """Is the process named by ``tag`` still running? None when this host cannot tell."""
     host, _, rest = tag.partition(":")
     pid_text, _, start = rest.partition(":")
@@ -74,7 +74,7 @@ def run_open(
         text=text,
         caller=caller,
         channel=channel,
-        owner=process_tag(),
+        process=process_tag(),
         params={"scope": list(scope or [])},
     )
 
@@ -133,8 +133,8 @@ def close_orphans() -> int:
     waited for longer than any cycle may last). Returns how many were closed."""
     stale_before = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS)
     closed = 0
-    for run in Run.objects.filter(status="running").only("id", "owner", "created_at"):
-        alive = owner_alive(run.owner) if run.owner else None
+    for run in Run.objects.filter(status="running").only("id", "process", "created_at"):
+        alive = process_alive(run.process) if run.process else None
         if alive is False or run.created_at < stale_before:
             closed += _close_orphan(run)
     return closed
@@ -143,7 +143,7 @@ def close_orphans() -> int:
 def _close_orphan(run: Run) -> int:
     with transaction.atomic():
         closed = Run.objects.filter(pk=run.pk, status="running").update(
-            status="failed", error=ORPHAN.format(owner=run.owner or "unknown")
+            status="failed", error=ORPHAN.format(process=run.process or "unknown")
         )
         if closed and Run.objects.filter(pk=run.pk, verb="remember").exists():
             fill.complete_orphan(run)

@@ -96,7 +96,7 @@ class DoorClient:
         hl_keywords: Sequence[str],
         ll_keywords: Sequence[str],
     ) -> dict[str, Any]:
-        """The graph context as the owner's ``graph().query`` returned it (``GraphContext``'s
+        """The graph context as the holder's ``graph().query`` returned it (``GraphContext``'s
         fields)."""
         body = graph_query_body(
             architect_id=architect_id,
@@ -115,7 +115,7 @@ class DoorClient:
         limit: int,
         scope: list[dict[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
-        """The hits as the owner's ``vectors().search`` returned them (``VectorHit``'s fields)."""
+        """The hits as the holder's ``vectors().search`` returned them (``VectorHit``'s fields)."""
         body = vectors_search_body(
             architect_id=architect_id, kind=kind, query=query, limit=limit, scope=scope or []
         )
@@ -126,7 +126,7 @@ class DoorClient:
 
 
 def _refusal(path: str, response: httpx.Response) -> DoorUnavailable:
-    """The owner's refusal, keeping its code and whether a retry can help when it says so."""
+    """The holder's refusal, keeping its code and whether a retry can help when it says so."""
     error: dict[str, Any] = {}
     try:
         body = response.json()

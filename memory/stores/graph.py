@@ -299,7 +299,9 @@ class DoorGraph:
     name = "lightrag-door"
 
     def insert(self, **kwargs: Any) -> None:
-        raise GraphUnavailable("graph writes go through the outbox, delivered by the owner")
+        raise GraphUnavailable(
+            "graph writes go through the outbox, delivered by the process that holds the stores"
+        )
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
         check_keywords(hl_keywords, ll_keywords)

@@ -10,7 +10,7 @@ one bad item never blocks another, nor another tenant.
 Delivery runs outside any database transaction: an item is leased (``claimed_until``) in a short
 transaction, delivered, then marked in another. Delivery is idempotent (stable vector ids; the
 graph merges what it already has), so a lease that expires after a crash does no harm. With the
-embedded engines only the process that owns them delivers; another process asks the owner
+embedded engines only the process that holds them (the holder) delivers; another process asks the holder
 through the internal door.
 """
 
@@ -194,8 +194,8 @@ def lease() -> timedelta:
     return timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
 
 
-def _owner_here() -> bool:
-    """Only the owner of embedded stores delivers to them; server engines take anyone."""
+def _holder_here() -> bool:
+    """Only the holder of embedded stores delivers to them; server engines take anyone."""
     return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
 
 
@@ -250,7 +250,7 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
 
     Never raises for one item's failure: each is settled on its own as delivered, queued with
     backoff, or dead. ``force`` ignores the backoff (the request that wrote the items)."""
-    if not _owner_here():
+    if not _holder_here():
         data = door.client().drain(ids=list(ids) if ids is not None else None, force=force)
         return Drained.from_dict(data)
     result = Drained()

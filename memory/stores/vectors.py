@@ -230,7 +230,9 @@ class DoorVectors:
     name = "qdrant-door"
 
     def add(self, **kwargs: Any) -> list[str]:
-        raise VectorsUnavailable("vector writes go through the outbox, delivered by the owner")
+        raise VectorsUnavailable(
+            "vector writes go through the outbox, delivered by the process that holds the stores"
+        )
 
     def search(
         self,
@@ -242,7 +244,7 @@ class DoorVectors:
         scope: Sequence[dict[str, Any]] = (),
         passage: bool = False,
     ) -> list[VectorHit]:
-        if passage:  # only the owner of the stores compares notes (the outbox runs there)
+        if passage:  # only the holder of the stores compares notes (the outbox runs there)
             raise VectorsUnavailable("a note-to-note search runs where the vectors are owned")
         hits = door.client().vectors_search(
             architect_id=architect_id, kind=kind, query=query, limit=limit, scope=list(scope)

@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memory.agent import mcp_config, tools
-from memory.model.base import ToolScope
+from memory.model.base import ToolGrant
 from memory.models import Architect, MemoryObject, Run, ShapeEntry, ToolCall
 from memory.shape.tools import promote_to_list
 from memory.stores.graph import Chunk, Entity, Relation, graph
@@ -19,14 +19,14 @@ from memory.stores.graph import Chunk, Entity, Relation, graph
 pytestmark = [pytest.mark.usefixtures("grown"), pytest.mark.slow]
 
 
-def _session(scope: ToolScope):
+def _session(scope: ToolGrant):
     params = mcp_config.server_params(scope)
     return Client(
         StdioServerParameters(command=params["command"], args=params["args"], env=params["env"])
     )
 
 
-async def _exercise(scope: ToolScope) -> tuple[list, dict]:
+async def _exercise(scope: ToolGrant) -> tuple[list, dict]:
     async with _session(scope) as client:
         listed = (await client.list_tools()).tools
         results = {}
@@ -74,7 +74,7 @@ def test_it_lists_every_tool_and_each_one_answers_through_a_real_client(live_ser
         relations=[Relation("Денис", "Кремль", "служил с 1992 по 1994", "служба", chunk.id)],
     )
     run = Run.objects.create(architect=alice, verb="remember", caller="t", channel="api")
-    scope = ToolScope(
+    scope = ToolGrant(
         architect_id=alice.pk, run_id=str(run.pk), tools=tuple(t.name for t in tools.TOOLS)
     )
     listed, results = asyncio.run(_exercise(scope))
@@ -123,7 +123,7 @@ def test_a_server_acts_only_in_its_own_architects_tenant():
     alice = Architect.objects.create(name="alice")
     bob = Architect.objects.create(name="bob")
     promote_to_list(architect=alice, kind="друзья", items=["Дима"])
-    scope = ToolScope(architect_id=bob.pk, run_id="", tools=("read_table", "read_catalog"))
+    scope = ToolGrant(architect_id=bob.pk, run_id="", tools=("read_table", "read_catalog"))
 
     async def look() -> tuple[bool, str, str]:
         async with _session(scope) as client:
@@ -142,7 +142,7 @@ def test_a_server_acts_only_in_its_own_architects_tenant():
 
 def test_the_server_offers_only_the_tools_it_is_given():
     alice = Architect.objects.create(name="alice")
-    scope = ToolScope(architect_id=alice.pk, run_id="", tools=("read_catalog",))
+    scope = ToolGrant(architect_id=alice.pk, run_id="", tools=("read_catalog",))
 
     async def listing() -> list[str]:
         async with _session(scope) as client:
@@ -155,7 +155,7 @@ def test_the_command_refuses_an_unknown_architect():
     import subprocess
 
     params = mcp_config.server_params(
-        ToolScope(architect_id=999999, run_id="", tools=("read_catalog",))
+        ToolGrant(architect_id=999999, run_id="", tools=("read_catalog",))
     )
     done = subprocess.run(
         [params["command"], *params["args"]],

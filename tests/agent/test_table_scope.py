@@ -28,7 +28,7 @@ def _remembered(architect: Architect, text: str, scope) -> Run:
     """A remember run whose note kept ``scope``, and whose tool call appended ``text``."""
     run = Run.objects.create(architect=architect, verb="remember", caller="t", channel="api")
     Note.objects.create(architect=architect, run=run, text=text, scope=scope)
-    with tools.bound(tools.Scope(architect=architect, run=run)):
+    with tools.bound(tools.Tenant(architect=architect, run=run)):
         tools.call("promote_to_list", {"kind": "такси", "items": [{"value": text}]})
     return run
 
@@ -41,7 +41,7 @@ def _read(architect: Architect, asked) -> dict:
         channel="api",
         params={"scope": asked},
     )
-    with tools.bound(tools.Scope(architect=architect, run=run)):
+    with tools.bound(tools.Tenant(architect=architect, run=run)):
         return tools.call("read_table", {"table": "такси"})
 
 
@@ -83,7 +83,7 @@ def test_an_unscoped_question_sees_every_row_and_what_each_depends_on(taxis):
 
 def test_a_row_whose_run_kept_no_note_is_unknown_where_not_everywhere(taxis):
     run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
-    with tools.bound(tools.Scope(architect=taxis, run=run)):
+    with tools.bound(tools.Tenant(architect=taxis, run=run)):
         tools.call("promote_to_list", {"kind": "такси", "items": [{"value": "Cabify"}]})
     rows = _rows(_read(taxis, MADRID))
     assert rows["Cabify"]["scope"] == [] and rows["Cabify"]["scope_unknown"] == ["geo"]
@@ -136,7 +136,7 @@ def test_a_lone_madrid_row_after_more_barcelona_rows_than_are_shown_still_answer
     run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
     Note.objects.create(architect=taxis, run=run, text="такси Барселоны", scope=BARCELONA)
     many = [{"value": f"Taxi Barcelona {i}"} for i in range(MAX_ROWS + 5)]
-    with tools.bound(tools.Scope(architect=taxis, run=run)):
+    with tools.bound(tools.Tenant(architect=taxis, run=run)):
         tools.call("promote_to_list", {"kind": "такси", "items": many})
     _remembered(taxis, "Tele Taxi Madrid +34 913 711 131", MADRID)
 
@@ -150,14 +150,14 @@ def test_a_lone_madrid_row_after_more_barcelona_rows_than_are_shown_still_answer
 def test_a_single_value_holds_where_its_remember_was_said_to_hold(taxis):
     run = Run.objects.create(architect=taxis, verb="remember", caller="t", channel="api")
     Note.objects.create(architect=taxis, run=run, text="Мой врач в Мадриде — Гарсия", scope=MADRID)
-    with tools.bound(tools.Scope(architect=taxis, run=run)):
+    with tools.bound(tools.Tenant(architect=taxis, run=run)):
         tools.call("make_new_kind", {"kind": "врач", "value": "Гарсия"})
 
     def root(asked) -> dict:
         ask = Run.objects.create(
             architect=taxis, verb="recall", caller="t", channel="api", params={"scope": asked}
         )
-        with tools.bound(tools.Scope(architect=taxis, run=ask)):
+        with tools.bound(tools.Tenant(architect=taxis, run=ask)):
             return tools.call("read_table", {"table": "root"})
 
     assert root(MADRID)["values"]["врач"]["scope"] == MADRID

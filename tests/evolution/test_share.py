@@ -152,7 +152,7 @@ def test_a_shadow_runs_write_tools_write_nothing_and_record_what_they_would(alic
     from memory.shape import selectors
 
     shadow = Run.objects.create(architect=alice, verb="remember", caller="t", channel="shadow")
-    with tools.bound(tools.Scope(architect=alice, run=shadow)):
+    with tools.bound(tools.Tenant(architect=alice, run=shadow)):
         out = tools.call("promote_to_list", {"kind": "друзья", "items": [{"value": "Дима"}]})
         assert out == tools.SHADOW_WRITE
         with pytest.raises(tools.ToolRefused):  # its arguments are checked as for a real call

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from memory.model.base import ModelError, ThreadNotFound, ToolScope
+from memory.model.base import ModelError, ThreadNotFound, ToolGrant
 from memory.model.http import AnthropicMessages, OpenAIChat
 from memory.models import Architect, Run, Thread, ToolCall
 from memory.shape.tools import promote_to_list
@@ -111,7 +111,7 @@ def test_anthropic_runs_the_tool_loop_in_the_callers_tenant(team):
         ]
     )
     backend = AnthropicMessages(base_url=stub.url, api_key="sk-test", model="claude-test")
-    scope = ToolScope(
+    scope = ToolGrant(
         architect_id=alice.pk, run_id=str(run.pk), tools=("read_catalog", "read_table")
     )
     try:
@@ -199,7 +199,7 @@ def test_openai_compatible_servers_get_function_calls(team):
         ]
     )
     backend = OpenAIChat(base_url=stub.url + "/v1", api_key="", model="local")
-    scope = ToolScope(architect_id=alice.pk, run_id=str(run.pk), tools=("read_table",))
+    scope = ToolGrant(architect_id=alice.pk, run_id=str(run.pk), tools=("read_table",))
     try:
         result = backend.run(
             prompt="Что в таблице чужая?",
@@ -223,7 +223,7 @@ def test_openai_compatible_servers_get_function_calls(team):
 
 def test_http_failures_are_named(team):
     alice, _ = team
-    scope = ToolScope(architect_id=alice.pk, run_id="", tools=())
+    scope = ToolGrant(architect_id=alice.pk, run_id="", tools=())
     stub = Stub([(500, {"error": "overloaded"}), (401, {"error": "bad key"})])
     backend = AnthropicMessages(base_url=stub.url, api_key="x", model="m")
     try:

@@ -278,7 +278,7 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
     )
     targets = ["MEMORY-AGENT.md", "MEMORY-AGENT", "../MEMORY-AGENT.md", ".", "", *active]
     for each in (run, evolve):
-        with tools.bound(tools.Scope(architect=carol.architect, run=each)):
+        with tools.bound(tools.Tenant(architect=carol.architect, run=each)):
             for name, given in arguments.items():
                 for skill in targets if name == "write_candidate" else [None]:
                     try:

@@ -133,13 +133,13 @@ def test_the_sweep_replays_what_a_restart_left_queued_and_closes_orphaned_runs(a
     OutboxItem.objects.filter(run=orphan).delete()
     fill.note_to_stores(note=Note.objects.get(run=orphan), run=orphan, graph=False)
     dead_process = f"{socket.gethostname()}:{2**22 + 7}:1"  # above pid_max: never alive
-    Run.objects.filter(pk=orphan.pk).update(status="running", owner=dead_process)
+    Run.objects.filter(pk=orphan.pk).update(status="running", process=dead_process)
     stale = Run.objects.create(
-        architect=alice, verb="recall", caller="t", channel="api", owner="",
+        architect=alice, verb="recall", caller="t", channel="api", process="",
         created_at=timezone.now() - timedelta(days=1),
     )  # fmt: skip
     alive = Run.objects.create(
-        architect=alice, verb="recall", caller="t", channel="api", owner=runs.process_tag()
+        architect=alice, verb="recall", caller="t", channel="api", process=runs.process_tag()
     )
 
     report = sweep.apply().get()
@@ -148,7 +148,7 @@ def test_the_sweep_replays_what_a_restart_left_queued_and_closes_orphaned_runs(a
     assert set(Run.objects.filter(status="running").values_list("pk", flat=True)) == {alive.pk}
     orphan.refresh_from_db()
     assert orphan.status == "failed" and orphan.error.startswith("run_orphaned")
-    assert Run.objects.get(pk=stale.pk).status == "failed"  # no owner to ask: closed by age
+    assert Run.objects.get(pk=stale.pk).status == "failed"  # no process to ask: closed by age
     # The sweep completed the orphan's graph insert from the NER and delivered every item (the
     # note says «переехала», so it also looks for the note it replaces: the "notes" item).
     items = OutboxItem.objects.filter(run=orphan)

@@ -36,5 +36,5 @@ class Command(BaseCommand):
             if run is None:
                 raise CommandError(f"no run {options['run']} of architect {architect.pk}")
         names = [n for n in options["tools"].split(",") if n]
-        tools.bind_process(tools.Scope(architect=architect, run=run))
+        tools.bind_process(tools.Tenant(architect=architect, run=run))
         mcp_server.build(names).run("stdio")

@@ -21,7 +21,7 @@ from memory.agent import instruction, skills_repo
 from memory.agent import tools as agent_tools
 from memory.levels import model as model_level
 from memory.levels.research import SKILL as RESEARCH_SKILL
-from memory.model.base import ModelError, ModelResult, ToolScope
+from memory.model.base import ModelError, ModelResult, ToolGrant
 from memory.models import Architect, Run, ShadowCase, SkillCandidate, ToolCall
 from memory.models.runs import EVOLVE, SHADOW
 from memory.services import recall as recall_service
@@ -49,7 +49,7 @@ REPLAYABLE.update(
 
 
 @dataclass
-class Replay:
+class ShadowAnswer:
     answer: dict[str, Any]
     usages: list[Any] = field(default_factory=list)
     found: bool | None = False
@@ -57,7 +57,7 @@ class Replay:
 
 
 def conduct(case_id: int) -> ShadowCase | None:
-    """Replay one case with the candidate and record the facts on its shadow run. Idempotent: a
+    """ShadowAnswer one case with the candidate and record the facts on its shadow run. Idempotent: a
     case already taken is left alone."""
     taken = ShadowCase.objects.filter(pk=case_id, status="queued").update(status="running")
     if not taken:
@@ -121,9 +121,9 @@ def _fail(case: ShadowCase, why: str) -> ShadowCase:
     return case
 
 
-def _replay_remember(case: ShadowCase, skill: str) -> Replay:
+def _replay_remember(case: ShadowCase, skill: str) -> ShadowAnswer:
     usage = remember_service.think_again(case.shadow, case.request)
-    return Replay(
+    return ShadowAnswer(
         answer=writes_of(case.shadow),
         usages=[usage],
         found=None,  # a remember finds nothing; what it wrote is its answer
@@ -131,17 +131,17 @@ def _replay_remember(case: ShadowCase, skill: str) -> Replay:
     )
 
 
-def _replay_recall(case: ShadowCase, skill: str) -> Replay:
+def _replay_recall(case: ShadowCase, skill: str) -> ShadowAnswer:
     if skill == RESEARCH_SKILL:
         found, usages = research.investigate_again(case.shadow, case.request)
-        return Replay(
+        return ShadowAnswer(
             answer=brief(found=found.found, ids=[b["note"] for b in found.basis], text=found.text),
             usages=usages,
             found=found.found,
             tools=list(ToolCall.objects.filter(run=case.shadow).values_list("tool", flat=True)),
         )
     final, usages, tools = recall_service.climb_again(case.shadow, case.request)
-    return Replay(
+    return ShadowAnswer(
         answer=recall_service.answer_brief(final),
         usages=usages,
         found=final is not None,
@@ -149,7 +149,7 @@ def _replay_recall(case: ShadowCase, skill: str) -> Replay:
     )
 
 
-_REPLAY: dict[str, Callable[[ShadowCase, str], Replay]] = {
+_REPLAY: dict[str, Callable[[ShadowCase, str], ShadowAnswer]] = {
     "remember": _replay_remember,
     "recall": _replay_recall,
 }
@@ -214,7 +214,7 @@ def _ask_model_to_write(skill: str, seen: Misses) -> SkillCandidate | None:
         text=f"write a candidate for {skill}: {seen.reason()}",
         caller="memory",
         channel=SHADOW,
-        owner=process_tag(),
+        process=process_tag(),
     )
     usages: list[ModelResult] = []
     try:
@@ -224,7 +224,7 @@ def _ask_model_to_write(skill: str, seen: Misses) -> SkillCandidate | None:
                     skill=skill, facts=json.dumps(facts, ensure_ascii=False), body=active.body
                 ),
                 system=instruction.system_prompt((EVOLVE_SKILL,)),
-                tools=ToolScope(
+                tools=ToolGrant(
                     architect_id=architect.pk,
                     run_id=str(writer.pk),
                     tools=agent_tools.EVOLVE_TOOLS,

@@ -105,7 +105,7 @@ def _offer(
                 text=run.text,
                 caller=run.caller,
                 channel=SHADOW,
-                owner=process_tag(),
+                process=process_tag(),
                 params={"scope": list(request.get("scope") or [])},
             )
             case = ShadowCase.objects.create(

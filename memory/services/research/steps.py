@@ -24,7 +24,7 @@ from memory.i18n import Text
 from memory.knowledge.lookup import notes_search
 from memory.levels.context import RecallContext
 from memory.levels.research import SKILL
-from memory.model.base import ModelError, ToolScope
+from memory.model.base import ModelError, ToolGrant
 from memory.model.structured import ask_json
 from memory.model.threads import thread_record
 from memory.models import Note, Research, ShapeEntry, ToolCall
@@ -401,7 +401,7 @@ def _related_terms(
         return Take([], _NO_UNKNOWN(ctx.lang))
     if not model.configured():
         return Take(*_neighbours(ctx, unknown, progress))
-    scope = ToolScope(
+    grant = ToolGrant(
         architect_id=ctx.architect.pk,
         run_id=str(ctx.run.pk) if ctx.run else "",
         tools=agent_tools.RESEARCH_TOOLS,
@@ -421,7 +421,7 @@ def _related_terms(
             prompt=prompt,
             system=instruction.system_prompt((SKILL,), extra=_MODEL_TASK),
             schema=MODEL_SCHEMA,
-            tools=scope,
+            tools=grant,
             thread=None,
             timeout=settings.MODEL_TURN_TIMEOUT,
         )

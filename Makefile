@@ -31,9 +31,11 @@ test: install
 test-slow: install
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
+# ruff, then the import layers (pyproject.toml [tool.importlinter]: an upward import fails).
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: install
 	$(PY) -m ruff format .

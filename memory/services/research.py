@@ -1,4 +1,4 @@
-"""Level 5: research, the skill ``deep-analysis`` (PASSPORT.md §10), as a Celery job.
+"""Level 5: research, the skill ``deep-analysis`` (PASSPORT.md §16), as a Celery job.
 
 A recall at ``extreme`` whose levels 1–4 found nothing starts one (``start``): a ``Research``
 row named by the recall's run, sent to Celery once the row commits. The job (``conduct``,
@@ -578,7 +578,7 @@ def _related_terms(
         terms, _ = _neighbours(ctx, unknown)
         return Take(terms, f"{error.code}: {error.message}")
     thread_record(architect=ctx.architect, backend=model.backend(), result=result)
-    progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §15.2)
+    progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §16)
     _count(progress, result)
     if ctx.run is not None:
         progress.data["tools"] = list(

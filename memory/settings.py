@@ -217,7 +217,6 @@ CLAUDE_WORKDIR = Path(env.str("CLAUDE_WORKDIR", str(DATA_DIR / "think"))).resolv
 # One name per thing timed: the phrase parse (one call, no tools) and a turn with tools.
 MODEL_PARSE_TIMEOUT = env.float("MODEL_PARSE_TIMEOUT", 120.0)
 MODEL_TURN_TIMEOUT = env.float("MODEL_TURN_TIMEOUT", 120.0)
-MODEL_RESEARCH_TIMEOUT = env.float("MODEL_RESEARCH_TIMEOUT", 600.0)
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", "claude-sonnet-4-5")

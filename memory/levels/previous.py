@@ -1,4 +1,4 @@
-"""``previous_results``: what the caller already has (PASSPORT.md §6). Each string names an
+"""``previous_results``: what the caller already has (PASSPORT.md §16). Each string names an
 earlier recall's run of the same architect, or an item an answer returned ("notes:<id>", a note's
 id, "summaries:<id>", "objects:<id>"). What was returned is not returned again; the levels that
 already failed for the same question in a named run are skipped; a research job a named run

@@ -1,4 +1,4 @@
-"""Research: level 5, a job on Celery that one recall started (PASSPORT.md §4, §10)."""
+"""Research: level 5, a job on Celery that one recall started (PASSPORT.md §16)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ class Summary(models.Model):
     )
     written_by = models.CharField(max_length=8, choices=WRITERS)
     # inferred: what an answer found · denied: a hypothesis the architect rejected, kept so the
-    # same chain does not propose it again (PASSPORT.md §15.2).
+    # same chain does not propose it again (PASSPORT.md §16).
     claim = models.CharField(max_length=8, choices=CLAIMS, default="inferred")
     denies = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="denials"

@@ -1,4 +1,4 @@
-"""Denial (PASSPORT.md §15.2): the architect rejects a conclusion the memory drew.
+"""Denial (PASSPORT.md §16, «Отрицание»): the architect rejects a conclusion the memory drew.
 
 ``remember`` with ``deny`` naming the run whose answer drew the conclusion, and the human's
 words as its text. The words are kept as a note like any other; then a relearning cycle extends

@@ -1,4 +1,4 @@
-"""The relearning cycle (PASSPORT.md «Цикл дообучения», §14.3): one order, one code path, for a
+"""The relearning cycle (PASSPORT.md §16, «Цикл дообучения»): one order, one code path, for a
 research conclusion and a computed table alike — an expensive answer becomes a cheap one.
 
 1. the result exists (``Result``: the question, the level that found it, the facts it rests on,

@@ -207,7 +207,7 @@ def remember(*, caller: Caller, data: Any, idempotency_key: str | None = None) -
             raise AlreadyAnswered(*first)
     backend = model.backend()
     if parsed.has("deny") and not parsed.has("thread") and model.configured():
-        # A denial naming a model conversation goes into that conversation (PASSPORT.md §15.2).
+        # A denial naming a model conversation goes into that conversation (PASSPORT.md §16).
         named = denial.thread_named(parsed.get("deny"), caller.architect)
         try:
             if named is not None:
@@ -385,7 +385,7 @@ def _after_commit(
 
 
 def _deny(parsed: Parsed, caller: Caller, run: Run) -> dict[str, Any] | None:
-    """A denial of an earlier conclusion (PASSPORT.md §15.2), after the words are kept as a
+    """A denial of an earlier conclusion (PASSPORT.md §16), after the words are kept as a
     note. Nothing to attach it to is the parameter's fate, never an error answer."""
     try:
         note, kept = denial.deny(

@@ -1,4 +1,4 @@
-"""A fake `claude` CLI that behaves as the passport measured (§17–§18), driven by a script.
+"""A fake `claude` CLI that behaves as the owner's passport measured (§17–§18), driven by a script.
 
 There is no model on these machines, so the tests put this first on PATH as `claude`. It is a
 scripted model, not a mock of our code: it parses the real command line, keeps each thread as a

@@ -1,4 +1,4 @@
-"""Denial (PASSPORT.md §15.2): the conclusion is revoked, the fact stays, the rejected hypothesis
+"""Denial (PASSPORT.md §16): the conclusion is revoked, the fact stays, the rejected hypothesis
 is kept so the same chain does not propose it again. The owner's Denis example, end to end, with
 the fake `claude` for the research's related terms."""
 

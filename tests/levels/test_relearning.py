@@ -170,7 +170,7 @@ def test_a_computed_table_takes_the_same_path(bob):
     assert "таблица из 2 строк" in kept["text"]
 
 
-# --- the owner's computed example (§14.2), with the project's fake `claude` -------------------
+# --- the owner's computed example (the owner's passport §14.2), with the project's fake `claude`
 
 INCOME = "Сколько мы заработали денег в мае–августе? Дай ответ с детализацией."
 COMPUTED = [

@@ -1,4 +1,4 @@
-"""Skills evolve (PASSPORT.md «Эволюция навыков», passport §11, §14.4): only by measurement.
+"""Skills evolve (PASSPORT.md §17; the owner's passport §11, §14.4): only by measurement.
 
 1. Misses are read from run facts: verdicts ``reject``, recalls that found nothing, runs that
    cost more model turns than the skill's median by a factor (``misses``).

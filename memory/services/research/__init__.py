@@ -1,4 +1,4 @@
-"""Level 5: research, the skill ``deep-analysis`` (PASSPORT.md §10), as a Celery job: its life in
+"""Level 5: research, the skill ``deep-analysis`` (PASSPORT.md §16), as a Celery job: its life in
 ``job``, the investigation in ``steps``.
 
 A recall at ``extreme`` whose levels 1–4 found nothing starts one (``start``): a ``Research``

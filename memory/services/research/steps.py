@@ -431,7 +431,7 @@ def _related_terms(
         terms, _ = _neighbours(ctx, unknown, progress)
         return Take(terms, f"{error.code}: {error.message}")
     thread_record(architect=ctx.architect, backend=model.backend(), result=result)
-    progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §15.2)
+    progress.data["thread"] = result.thread  # a denial may name it (PASSPORT.md §16)
     count(progress, result)
     if ctx.run is not None:
         progress.data["tools"] = list(

@@ -1,5 +1,7 @@
-"""What each level of the ladder searches. The order, the escalation rule and ``depth_used``
-live in ``memory.ladder``; this package only says how each store is asked."""
+"""What each level of the ladder searches: ``relational`` (1), ``model`` (2), ``graph`` (3),
+``vectors`` (4), ``research`` (5, the job itself is the verbs'), with one recall as they see it
+(``context``) and ``previous_results`` (``previous``). The order, the escalation rule and
+``depth_used`` live in ``memory.ladder``; this package only says how each store is asked."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The production backend: the ``claude`` CLI in print mode.
 
     claude -p TEXT --system-prompt INSTRUCTION --model M --output-format json
-           [--resume THREAD] --mcp-config FILE --strict-mcp-config [--allowedTools …]
+           [--resume THREAD] --mcp-config FILE --strict-mcp-config
+           --disallowedTools WebFetch,WebSearch,Bash [--allowedTools …]
 
 The CLI runs in one fixed working folder: its transcripts (and so its threads) are bound to it.
 The envelope gives ``session_id`` (our ``thread``), ``result``, ``usage`` with cache creation and
@@ -36,6 +37,10 @@ from memory.model.base import (
 
 NO_CONVERSATION = "No conversation found with session ID"
 MCP_SERVER = "memory"
+# The internet ban (PASSPORT.md, fork 10), said on every command line instead of resting on a
+# default: Claude Code's own tools that reach the network (the web tools, and the shell, which can
+# too) are refused by name; the memory's tools are the only ones allowed.
+DISALLOWED_TOOLS = ("WebFetch", "WebSearch", "Bash")
 
 
 class ClaudeCli:
@@ -59,6 +64,7 @@ class ClaudeCli:
         if thread:
             args += ["--resume", thread]
         args += ["--mcp-config", config, "--strict-mcp-config"]
+        args += ["--disallowedTools", ",".join(DISALLOWED_TOOLS)]
         if tools and tools.tools:
             args += ["--allowedTools", ",".join(f"mcp__{MCP_SERVER}__{t}" for t in tools.tools)]
         return args

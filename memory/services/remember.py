@@ -42,7 +42,13 @@ from memory.stores import outbox
 log = logging.getLogger(__name__)
 
 SKILLS = ("use-tables", "naming")
-TOOLS = (*agent_tools.WRITE_TOOLS, "read_catalog", "read_table")
+# The tools the remember turn is offered: the writes it may make and the catalog it reads. Never
+# write_candidate (the evolution's own runs only): a tool refused at call time is not offered.
+TOOLS = (
+    *(t for t in agent_tools.WRITE_TOOLS if t not in agent_tools.EVOLVE_TOOLS),
+    "read_catalog",
+    "read_table",
+)
 
 _NOTE = Text(ru="фраза сохранена дословно", en="the phrase is kept verbatim")
 _NO_MODEL = Text(

@@ -12,7 +12,8 @@ Environment:
   FAKE_CLAUDE_HOME    where transcripts and the call log live (like ~/.claude)
   FAKE_CLAUDE_SCRIPT  a JSON file: {"rules": [rule, …]}; the first rule whose "match" regex is
                       found in the prompt (and "system_match" in the system prompt) decides:
-                        "tools":  [{"name", "arguments"}, …] called in order
+                        "tools":  [{"name", "arguments"}, …] called in order (a built-in
+                                  tool's name: run unless --disallowedTools names it)
                         "result": text, or a list used in turn (by how often this rule already
                                   answered in this thread); placeholders <<previous_prompt>>,
                                   <<previous_result>>, <<turns>>, <<tool_results>>
@@ -40,8 +41,13 @@ KNOWN_VALUE_FLAGS = {
     "--resume",
     "--mcp-config",
     "--allowedTools",
+    "--disallowedTools",
     "--max-turns",
 }
+# Claude Code's own tools. A scripted call to one is answered as the real CLI runs it (the fake
+# cannot fetch the web, so it says it would have) unless --disallowedTools names it: then it is
+# refused, as the real CLI refuses a denied tool.
+BUILTIN_TOOLS = {"Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch", "WebSearch", "Task"}
 KNOWN_BARE_FLAGS = {"--strict-mcp-config", "--verbose"}
 
 
@@ -100,10 +106,23 @@ def pick_rule(prompt: str, system: str) -> tuple[int, dict[str, Any]]:
 
 
 async def call_tools(
-    config_path: str | None, allowed: list[str], calls: list[dict[str, Any]]
+    config_path: str | None,
+    allowed: list[str],
+    calls: list[dict[str, Any]],
+    disallowed: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     if not calls:
         return []
+    builtin = [c for c in calls if c["name"] in BUILTIN_TOOLS]
+    if builtin:
+        return [
+            {"name": c["name"], "error": "tool not available: disallowed"}
+            if c["name"] in (disallowed or [])
+            else {"name": c["name"], "result": f"the real CLI would have run {c['name']}"}
+            for c in builtin
+        ] + await call_tools(
+            config_path, allowed, [c for c in calls if c["name"] not in BUILTIN_TOOLS]
+        )
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -168,7 +187,10 @@ def main() -> None:
         fail(int(rule["exit"]), rule.get("stderr", "fake failure"))
 
     allowed = [t for t in (args.get("allowedTools") or "").split(",") if t]
-    tool_results = asyncio.run(call_tools(args.get("mcp-config"), allowed, rule.get("tools", [])))
+    disallowed = [t for t in (args.get("disallowedTools") or "").split(",") if t]
+    tool_results = asyncio.run(
+        call_tools(args.get("mcp-config"), allowed, rule.get("tools", []), disallowed)
+    )
 
     result = rule.get("result", "")
     if isinstance(result, list):

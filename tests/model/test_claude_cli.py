@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -40,10 +41,28 @@ def test_it_calls_the_cli_with_the_measured_command_line(fake_claude, settings):
     ]
     assert argv[1].startswith("скажи слово")
     assert argv[8] == "--mcp-config" and argv[10] == "--strict-mcp-config"
+    # The internet ban is said by name, not left to the CLI's defaults (PASSPORT.md, fork 10).
+    assert argv[11:13] == ["--disallowedTools", "WebFetch,WebSearch,Bash"]
     assert "--resume" not in argv
     assert call["cwd"] == str(Path(settings.CLAUDE_WORKDIR))
     assert result.text == "альфа"
     assert result.turns == 1
+
+
+def test_the_web_is_refused_by_name_not_by_default(fake_claude):
+    # The CLI's own web tools (and the shell) are denied on the command line: a model that
+    # tries them gets a refusal, whatever the CLI's defaults (PASSPORT.md, fork 10).
+    calls = [
+        {"name": "WebFetch", "arguments": {"url": "https://example.com"}},
+        {"name": "WebSearch", "arguments": {"query": "Ельцин"}},
+        {"name": "Bash", "arguments": {"command": "curl https://example.com"}},
+    ]
+    fake_claude.script([{"match": "найди", "tools": calls, "result": "<<tool_results>>"}])
+    result = _run(model.backend(), "найди в интернете")
+    assert json.loads(result.text) == [
+        {"name": name, "error": "tool not available: disallowed"}
+        for name in ("WebFetch", "WebSearch", "Bash")
+    ]
 
 
 def test_a_resumed_thread_keeps_its_id_remembers_and_reads_from_cache(fake_claude):

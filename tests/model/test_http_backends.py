@@ -283,8 +283,15 @@ def test_remember_through_the_anthropic_backend_writes_the_team(settings, alice_
     assert answer["model"]["backend"] == "anthropic"
     assert answer["tables_created"] == ["mem_komanda"]
     assert "tools" not in stub.requests[0]["body"]  # the phrase parse gets no tools
-    assert {t["name"] for t in stub.requests[1]["body"]["tools"]} >= {
+    offered = {t["name"] for t in stub.requests[1]["body"]["tools"]}
+    # The remember turn is offered exactly the tools it may call: the memory's writes and the
+    # catalog, never write_candidate, and nothing that is not the memory's (no web tool).
+    assert offered == {
+        "write_value",
+        "make_new_kind",
         "promote_to_list",
+        "keep_object",
         "read_catalog",
+        "read_table",
     }
     assert Thread.objects.get(pk=answer["thread"]).architect.name == "alice"

@@ -18,6 +18,11 @@ asked at standard before and after the relearning pass: the false-found rate mus
     .venv/bin/python bench/relearning.py --cases 20
     .venv/bin/python bench/relearning.py --research   # level 5 with the project's fake model
 
+Then level 3: every answerable question of the Russian set asked twice at ``standard``, in a
+fresh memory for each way — the relearning cycle keeping answers from level 4 up (a graph answer
+is paid again) and from level 3 up (it is kept): how many the graph answered, how many were kept,
+how many second asks came from level 1, and both asks' p50 seconds (``--level3``: only this).
+
 ``--research``: the owner's kind of question ("which of my friends could have known X?") over
 friends in a grown table and what each did; the first ask is ``extreme`` — levels 1–4 find
 nothing, the research job runs (Celery's eager mode, in this process) and the project's fake
@@ -176,6 +181,65 @@ def report(figures: dict[str, Any]) -> None:
     print(
         "goal: a relearned paraphrase is answered at level <= 3 with 0 model turns the second time"
     )
+
+
+# --- level 3: kept or paid again -------------------------------------------------------------------
+
+
+def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
+    """Every answerable question of a set asked twice at ``standard`` in a fresh memory, with the
+    relearning cycle keeping answers from ``from_level`` up (recall.RELEARN_FROM_LEVEL): what a
+    question the graph answered (level 3) costs the second time, kept or not."""
+    from retrieval import _caller, remember, returned_notes
+
+    from memory.services import recall as recall_service
+
+    corpus = json.loads(path.read_text())
+    caller = _caller(f"relearning-l3-{from_level}-{path.stem}")
+    ids = {f["id"]: remember(caller, f["text"], f.get("scope") or None) for f in corpus["facts"]}
+    saved = recall_service.RELEARN_FROM_LEVEL
+    recall_service.RELEARN_FROM_LEVEL = from_level
+    rows = []
+    try:
+        for case in corpus["cases"]:
+            if not case.get("expect"):
+                continue
+            scope = case.get("scope") or None
+            first, first_s = _ask(caller, case["question"], "standard", scope)
+            if not (first["answer"]["found"] and first["depth_used"] == 3):
+                continue
+            second, second_s = _ask(caller, case["question"], "standard", scope)
+            expect = {ids[f] for f in case["expect"]}
+            rows.append(
+                {
+                    "first": _cost(first, first_s),
+                    "kept": "summary" in first.get("relearned", {}),
+                    "second": _cost(second, second_s),
+                    "second_right": bool(expect & set(returned_notes(second))),
+                }
+            )
+    finally:
+        recall_service.RELEARN_FROM_LEVEL = saved
+    return {"set": path.stem, "from_level": from_level, "rows": rows}
+
+
+def report_level3(both: list[dict[str, Any]]) -> None:
+    print("\nlevel 3 answers at standard, asked twice (the same facts, a fresh memory each way)")
+    print(
+        "  relearn from   answered at 3   kept   2nd at level 1   2nd evidence   "
+        "1st p50 s   2nd p50 s"
+    )
+    for figures in both:
+        rows = figures["rows"]
+        if not rows:
+            print(f"  level {figures['from_level']}: no question answered at level 3")
+            continue
+        p50 = [statistics.median(r[ask]["seconds"] for r in rows) for ask in ("first", "second")]
+        print(
+            f"  level {figures['from_level']:<8} {len(rows):>13} {sum(r['kept'] for r in rows):>6} "
+            f"{sum(r['second']['level'] == 1 for r in rows):>16} "
+            f"{sum(r['second_right'] for r in rows):>14} {p50[0]:>11.3f} {p50[1]:>11.3f}"
+        )
 
 
 # --- level 5, with the fake model -----------------------------------------------------------------
@@ -346,6 +410,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=None, help="paraphrase questions asked")
     parser.add_argument("--research", action="store_true", help="level 5 with the fake model")
+    parser.add_argument(
+        "--level3", action="store_true", help="only level 3's answers, relearned from 3 and from 4"
+    )
     args = parser.parse_args(argv)
     setup_django("relearning")
     from django.core.management import call_command
@@ -358,10 +425,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         figures = measure_research()
         report_research(figures)
         return figures
-    figures = {}
-    for path in (RUSSIAN, ENGLISH):
-        figures[path.stem] = measure(args.cases, path)
-        report(figures[path.stem])
+    figures: dict[str, Any] = {}
+    if not args.level3:
+        for path in (RUSSIAN, ENGLISH):
+            figures[path.stem] = measure(args.cases, path)
+            report(figures[path.stem])
+    figures["level3"] = [measure_level3(level) for level in (4, 3)]
+    report_level3(figures["level3"])
     return figures
 
 

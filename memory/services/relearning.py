@@ -38,11 +38,11 @@ from memory.knowledge import fill
 from memory.knowledge import objects as objects_service
 from memory.model.base import ModelError, ToolGrant
 from memory.model.structured import ask_json
-from memory.models import Architect, MemoryObject, Run, Summary, SummaryKeyword, SummaryLink
+from memory.models import Architect, MemoryObject, Note, Run, Summary, SummaryKeyword, SummaryLink
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 from memory.stores import outbox
-from memory.stores.graph_types import Chunk, Entity
+from memory.stores.graph_types import Chunk, Entity, note_of_chunk
 from memory.stores.vectors import VectorItem
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,10 @@ def from_outcome(
         )
     data = outcome.data if isinstance(outcome.data, dict) else {}
     items = [i for i in data.get("hits", data.get("notes", [])) if isinstance(i, dict)]
+    if not items and data.get("chunks"):
+        items = _graph_facts(data["chunks"])
+        if items is None:  # the graph answered from a summary's chunk: already knowledge
+            return None
     answering = [i for i in items if i.get("answers", True)]
     if any(i.get("source") == "summaries" for i in answering[:1]):
         return None
@@ -155,6 +159,26 @@ def from_outcome(
         facts=facts,
         scope=list(scope),
     )
+
+
+def _graph_facts(chunks: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """Level 3's sources as facts: the notes its chunks came from (their text as the graph holds
+    it). None when a chunk is a summary's (the answer rests on what was already learned)."""
+    facts: list[dict[str, Any]] = []
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            continue
+        if str(chunk.get("source") or "").startswith(SUMMARY_CHUNK_PREFIX):
+            return None
+        note = note_of_chunk(chunk.get("source"))
+        if note and chunk.get("current", True):
+            facts.append({"note": note, "source": "notes", "id": f"notes:{note}"})
+    told = {str(n.pk): n for n in Note.objects.filter(pk__in=[f["note"] for f in facts])}
+    return [
+        {**f, "text": told[f["note"]].text, "created_at": told[f["note"]].created_at.isoformat()}
+        for f in facts
+        if f["note"] in told
+    ]
 
 
 def _day(moment: Any) -> str:

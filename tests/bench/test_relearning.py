@@ -4,6 +4,7 @@ at no model cost. On the test database, so leg 2 runs it on PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -29,3 +30,27 @@ def test_a_researched_question_costs_no_model_turn_the_second_time():
     first = sum(r["first"]["seconds"] for r in rows)
     second = sum(r["second"]["seconds"] for r in rows)
     assert first > 10 * second
+
+
+def test_a_graph_answer_is_kept_from_level_3_and_paid_again_from_level_4(tmp_path):
+    facts = [
+        "Мой брат Антон работает хирургом в областной больнице.",
+        "Моя дочь Вера учится играть на виолончели.",
+        "Я не переношу кинзу и всегда прошу убрать её из блюд.",
+    ]
+    corpus = {
+        "facts": [{"id": f"f{i}", "text": t} for i, t in enumerate(facts)],
+        "cases": [
+            {
+                "kind": "joined",
+                "question": "Где работает Антон и на чём учится играть Вера?",
+                "expect": ["f0", "f1"],
+            }
+        ],
+    }
+    path = tmp_path / "joined.json"
+    path.write_text(json.dumps(corpus, ensure_ascii=False))
+    paid, kept = (relearning.measure_level3(level, path)["rows"] for level in (4, 3))
+    assert [(r["kept"], r["second"]["level"]) for r in paid] == [(False, 3)]
+    assert [(r["kept"], r["second"]["level"]) for r in kept] == [(True, 1)]
+    assert kept[0]["second_right"] and kept[0]["second"]["turns"] == 0

@@ -6,7 +6,7 @@ import pytest
 
 from memory.levels import graph as graph_level
 from memory.levels import vectors as vectors_level
-from memory.models import OutboxItem
+from memory.models import OutboxItem, Summary
 from memory.stores import graph as graph_module
 from tests.conftest import decide_at, decision_p
 
@@ -201,3 +201,24 @@ def test_a_store_that_raises_anything_is_its_failed_entry_with_the_reason(five_f
     for kind in ("notes", "summaries", "objects"):
         assert failed[(4, kind)] == "OSError: qdrant folder vanished"
     assert answer["answer"]["found"] is False
+
+
+@pytest.mark.django_db
+def test_a_level_3_answer_is_relearned_and_the_same_question_costs_level_1_next_time(
+    five_facts, model_calls
+):
+    # The owner's passport §5: an answer found at level 3 goes back into circulation too.
+    question = "Где работает Антон и на чём учится играть Вера?"
+    first = five_facts.recall(question)
+    assert first["answer"]["found"] is True and first["depth_used"] == 3
+    kept = first["relearned"]
+    assert kept["skill"] == "relearning-cycle" and kept["summary"] and kept["object"]
+    summary = Summary.objects.get(pk=kept["summary"])
+    assert summary.level == 3
+    assert {b["text"] for b in summary.basis} >= {FACTS[0], FACTS[3]}  # the graph's sources
+
+    again = five_facts.recall(question)
+    assert again["answer"]["found"] is True and again["depth_used"] == 1
+    assert again["answer"]["data"]["summaries"][0]["summary"] == kept["summary"]
+    assert "relearned" not in again  # nothing new: the answer is what was learned
+    assert model_calls == []

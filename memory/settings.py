@@ -358,6 +358,8 @@ GRAPH_COSINE_THRESHOLD = env.float("GRAPH_COSINE_THRESHOLD", 0.2)
 OBJECTS_BACKEND = env.str(
     "OBJECTS_BACKEND", "filesystem", validate=lambda v: v in ("filesystem", "s3")
 )
+# Seconds an object's link in an answer stays valid (a memory key of its architect reads it).
+OBJECT_LINK_SECONDS = env.int("OBJECT_LINK_SECONDS", 3600)
 OBJECTS_S3_BUCKET = env.str("OBJECTS_S3_BUCKET", "")
 OBJECTS_S3_ENDPOINT_URL = env.str("OBJECTS_S3_ENDPOINT_URL", "")
 OBJECTS_S3_ACCESS_KEY = env.str("OBJECTS_S3_ACCESS_KEY", "")

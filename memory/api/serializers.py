@@ -67,8 +67,10 @@ class AnswerObject(serializers.Serializer):
     summary = serializers.CharField()
     name = serializers.CharField(required=False)
     size = serializers.IntegerField(required=False, min_value=0)
-    # A text object up to memory.knowledge.objects.INLINE_BYTES comes inline; any other is read
-    # through the internal door at ``path`` (services holding the machine secret).
+    # Always a signed link that expires, for a memory key of the same architect (fork 3).
+    url = serializers.CharField()
+    # By occasion: a text object up to memory.knowledge.objects.INLINE_BYTES comes inline; any
+    # other is also readable through the internal door at ``path`` (the machine secret).
     content = serializers.CharField(required=False, allow_blank=True)
     path = serializers.CharField(required=False)
 

@@ -1,7 +1,11 @@
-"""The contract's HTTP door: one APIView per verb, nothing else public."""
+"""The contract's HTTP door: one APIView per verb, and the read of an object an answer linked."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+from django.conf import settings
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -9,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api import serializers as s
+from memory.knowledge.objects import object_by_link
 from memory.services import idempotency
 from memory.services.recall import recall
 from memory.services.remember import AlreadyAnswered, remember
@@ -78,3 +83,41 @@ class RecallView(APIView):
     )
     def post(self, request: Request) -> Response:
         return Response(recall(caller=request.user, data=request.data))
+
+
+class ObjectView(APIView):
+    @extend_schema(
+        operation_id="object",
+        summary="Read an object an answer linked (its `url`)",
+        parameters=[
+            OpenApiParameter(
+                "token",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                required=True,
+                description="the signed token of the answer's link (expires after "
+                "OBJECT_LINK_SECONDS)",
+            )
+        ],
+        responses={
+            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="the object whole"),
+            401: _ERRORS[401],
+            404: OpenApiResponse(
+                s.ErrorBody,
+                description="object_not_found: not this architect's object, or a wrong link",
+            ),
+            410: OpenApiResponse(
+                s.ErrorBody, description="link_expired: ask again for a fresh one"
+            ),
+        },
+    )
+    def get(self, request: Request, object_id: str) -> HttpResponse:
+        obj, content = object_by_link(
+            architect=request.user.architect,
+            object_id=str(object_id),
+            token=request.query_params.get("token", ""),
+            lang=getattr(request, "memory_lang", None) or settings.MEMORY_LANG,
+        )
+        response = HttpResponse(content, content_type=obj.media_type)
+        response["Content-Disposition"] = f"inline; filename*=UTF-8''{quote(obj.name)}"
+        return response

@@ -4,4 +4,4 @@ Bump the minor number when a parameter or an answer field is added, the major on
 anything a caller relies on changes meaning or disappears.
 """
 
-CONTRACT_VERSION = "1.6.0"
+CONTRACT_VERSION = "1.7.0"

@@ -8,11 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.core import signing
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.db import transaction
 
 from memory import language
+from memory.errors import MemoryServiceError
+from memory.i18n import Text
 from memory.models import Architect, MemoryObject, ObjectKeyword, OutboxItem, Run
 from memory.relevance import TermWeights, keywords_held
 from memory.stores import outbox
@@ -91,6 +95,57 @@ def object_read(*, architect: Architect, object_id: str) -> tuple[MemoryObject, 
         return obj, f.read()
 
 
+# --- the link a memory key reads an object by ---------------------------------------------------
+
+_LINK_SALT = "memory.objects.link"
+_NO_OBJECT = Text(
+    ru="такого объекта у этого архитектора нет, или ссылка на него неверна",
+    en="this architect has no such object, or the link to it is wrong",
+)
+_EXPIRED = Text(
+    ru="ссылка на объект истекла (OBJECT_LINK_SECONDS): свежая приходит с каждым ответом recall",
+    en="the object's link has expired (OBJECT_LINK_SECONDS): every recall answer gives a fresh one",
+)
+
+
+class ObjectNotFound(MemoryServiceError):
+    code = "object_not_found"
+    status = 404
+
+
+class LinkExpired(MemoryServiceError):
+    code = "link_expired"
+    status = 410
+
+
+def object_link(obj: MemoryObject) -> str:
+    """``/api/v1/objects/<id>?token=…``: signed for this object and its architect, valid for
+    OBJECT_LINK_SECONDS. The link alone reads nothing: the memory key must be the architect's."""
+    token = signing.TimestampSigner(salt=_LINK_SALT).sign(f"{obj.pk}.{obj.architect_id}")
+    return f"/api/v1/objects/{obj.pk}?token={token}"
+
+
+def object_by_link(
+    *, architect: Architect, object_id: str, token: str, lang: str
+) -> tuple[MemoryObject, bytes]:
+    """The object a link names, for the key's architect: another architect's object, a token
+    for another object or tampered with, and an unknown id are all the same 404 (nothing says
+    the object exists); an expired link is 410."""
+    signer = signing.TimestampSigner(salt=_LINK_SALT)
+    try:
+        signed = signer.unsign(token, max_age=settings.OBJECT_LINK_SECONDS)
+    except signing.SignatureExpired as error:
+        raise LinkExpired(_EXPIRED(lang)) from error
+    except signing.BadSignature as error:
+        raise ObjectNotFound(_NO_OBJECT(lang)) from error
+    if signed != f"{object_id}.{architect.pk}":
+        raise ObjectNotFound(_NO_OBJECT(lang))
+    try:
+        return object_read(architect=architect, object_id=object_id)
+    except MemoryObject.DoesNotExist as error:
+        raise ObjectNotFound(_NO_OBJECT(lang)) from error
+
+
 # Text objects up to this many bytes come back inside a recall answer; larger or binary ones
 # are named by their path through the internal door (services) — PASSPORT.md «Объекты».
 INLINE_BYTES = 32_768
@@ -101,13 +156,17 @@ def door_path(obj: MemoryObject) -> str:
 
 
 def object_answer(obj: MemoryObject) -> dict[str, Any]:
-    """An object as a recall answer gives it: its card, and its content or where to read it."""
+    """An object as a recall answer gives it (PASSPORT.md §13, fork 3). Always: its id, name,
+    media type, size, summary, and ``url`` — a signed link that expires, for a memory key of the
+    same architect to read it whole. By occasion: ``content`` (a text up to INLINE_BYTES, inline)
+    or ``path`` (anything else, through the internal door, for services with the machine secret)."""
     answer: dict[str, Any] = {
         "id": str(obj.pk),
         "name": obj.name,
         "media_type": obj.media_type,
         "size": obj.size,
         "summary": obj.summary or obj.description or obj.name,
+        "url": object_link(obj),
     }
     if is_text(obj.media_type) and obj.size <= INLINE_BYTES:
         _, content = object_read(architect=obj.architect, object_id=str(obj.pk))

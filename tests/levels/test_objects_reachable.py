@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 from django.test import Client
+from rest_framework.test import APIClient
 
 from memory.knowledge.objects import INLINE_BYTES, object_keep
 
@@ -51,3 +52,46 @@ def test_an_object_is_found_at_level_1_by_its_title(bob, bob_api):
     assert answer["answer"]["object"]["content"] == REPORT
     unrelated = bob_api.recall("Какие доходы за июнь?")
     assert unrelated["answer"]["found"] is False
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("name", "media_type", "content"),
+    [
+        ("Протокол.md", "text/markdown", ("Строка протокола совещания.\n" * 8_000).encode()),
+        ("scan.png", "image/png", bytes(range(256)) * 800),
+    ],
+    ids=["a 200 KB text", "a binary"],
+)
+def test_an_object_an_answer_hands_over_is_read_whole_by_its_link_with_the_same_key(
+    bob, bob_api, alice_api, name, media_type, content
+):
+    assert len(content) > 190_000
+    obj, _ = object_keep(architect=bob, name=name, media_type=media_type, content=content)
+    card = bob_api.recall(f"Дай {obj.pk}")["answer"]["object"]
+    assert "content" not in card  # too large, or not text: not inline
+    url = card["url"]
+    assert url.startswith(f"/api/v1/objects/{obj.pk}?token=")
+
+    read = bob_api.http.get(url)
+    assert read.status_code == 200 and read.content == content
+    assert read["Content-Type"] == media_type
+
+    # Another architect's key, with the very same link: as if there were no such object.
+    stolen = alice_api.http.get(url)
+    assert stolen.status_code == 404 and stolen.json()["error"]["code"] == "object_not_found"
+    # No key at all; a link for another object; a tampered token.
+    assert APIClient().get(url).status_code == 401
+    other, _ = object_keep(architect=bob, name="b.txt", media_type="text/plain", content=b"b")
+    borrowed = url.replace(str(obj.pk), str(other.pk))
+    assert bob_api.http.get(borrowed).json()["error"]["code"] == "object_not_found"
+    assert bob_api.http.get(url[:-3] + "xyz").status_code == 404
+
+
+@pytest.mark.django_db
+def test_an_expired_object_link_says_so(bob, bob_api, settings):
+    obj, _ = object_keep(architect=bob, name="a.txt", media_type="text/plain", content=b"a")
+    url = bob_api.recall(f"Дай {obj.pk}")["answer"]["object"]["url"]
+    settings.OBJECT_LINK_SECONDS = -1  # any link is older than this
+    expired = bob_api.http.get(url)
+    assert expired.status_code == 410 and expired.json()["error"]["code"] == "link_expired"

@@ -197,13 +197,12 @@ def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
     corpus = json.loads(path.read_text())
     caller = _caller(f"relearning-l3-{from_level}-{path.stem}")
     ids = {f["id"]: remember(caller, f["text"], f.get("scope") or None) for f in corpus["facts"]}
+    cases = [c for c in corpus["cases"] if c.get("expect")] + _joined(corpus)
     saved = recall_service.RELEARN_FROM_LEVEL
     recall_service.RELEARN_FROM_LEVEL = from_level
     rows = []
     try:
-        for case in corpus["cases"]:
-            if not case.get("expect"):
-                continue
+        for case in cases:
             scope = case.get("scope") or None
             first, first_s = _ask(caller, case["question"], "standard", scope)
             if not (first["answer"]["found"] and first["depth_used"] == 3):
@@ -221,6 +220,21 @@ def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
     finally:
         recall_service.RELEARN_FROM_LEVEL = saved
     return {"set": path.stem, "from_level": from_level, "rows": rows}
+
+
+def _joined(corpus: dict[str, Any], pairs: int = 24) -> list[dict[str, Any]]:
+    """Questions the graph is for: two of the set's direct questions about different facts
+    asked as one («Телефон прораба в Сочи, и кто ведёт смету по дому в Казани?»). No single
+    note holds both halves, so level 1 rarely answers; the graph joins the notes it names."""
+    direct = [c for c in corpus["cases"] if c["kind"] == "distractor" and c.get("expect")]
+    out = []
+    for first, second in zip(direct, direct[1:] + direct[:1], strict=True):
+        if set(first["expect"]) & set(second["expect"]):
+            continue
+        tail = second["question"][0].lower() + second["question"][1:]
+        question = f"{first['question'].rstrip('?')}, и {tail}"
+        out.append({"question": question, "expect": first["expect"] + second["expect"]})
+    return out[:pairs]
 
 
 def report_level3(both: list[dict[str, Any]]) -> None:

@@ -264,6 +264,7 @@ def keep_object(
         summary=summary,
         origin="answer",
         run=tenant.run,
+        scope=_asked_scope(tenant),  # what it holds is true where the request asked
     )
     return {
         "object": str(obj.pk),

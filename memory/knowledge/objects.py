@@ -15,6 +15,7 @@ from django.core.files.storage import storages
 from django.db import transaction
 
 from memory import language
+from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.models import Architect, MemoryObject, ObjectKeyword, OutboxItem, Run
@@ -50,8 +51,10 @@ def object_keep(
     summary: str = "",
     origin: str = "upload",
     run: Run | None = None,
+    scope: Sequence[dict[str, Any]] = (),
 ) -> tuple[MemoryObject, OutboxItem]:
-    """Store the bytes, record the object, queue its card for the ``objects`` vectors."""
+    """Store the bytes, record the object with its scope, queue its card for the ``objects``
+    vectors (the scope in its payload, so level 4 reads it as it reads a note's)."""
     obj = MemoryObject(
         architect=architect,
         name=name,
@@ -62,6 +65,7 @@ def object_keep(
         sha256=hashlib.sha256(content).hexdigest(),
         origin=origin,
         run=run,
+        scope=list(scope),
     )
     obj.storage_key = storages["objects"].save(
         f"{architect.pk}/{obj.pk}/{_safe(name)}", ContentFile(content)
@@ -81,7 +85,13 @@ def object_keep(
                 VectorItem(
                     id=str(obj.pk),
                     text=card,
-                    payload={"object": str(obj.pk), "name": name, "media_type": media_type},
+                    payload={
+                        "object": str(obj.pk),
+                        "name": name,
+                        "media_type": media_type,
+                        "scope": obj.scope,
+                        "places": scopes.places(obj.scope),
+                    },
                 )
             ],
             run=run,
@@ -190,8 +200,10 @@ def objects_search(
     weights: TermWeights,
     limit: int = 10,
     held: dict[Any, set[str]] | None = None,
+    scope: Sequence[dict[str, Any]] = (),
 ) -> list[ObjectHit]:
-    """Objects whose title or description holds the question's terms, best covered first.
+    """Objects whose title or description holds the question's terms and whose scope fits the
+    question's (``memory.scope.fits``), best covered first.
     ``held``: the asked terms each object holds, when already read (level 1's one look)."""
     asked = list(dict.fromkeys(terms))
     if held is None:
@@ -206,6 +218,7 @@ def objects_search(
             coverage=weights.coverage(asked, held[o.pk]),
         )
         for o in found
+        if scopes.fits(o.scope, scope)
     ]
     hits.sort(key=lambda h: (-h.coverage, -h.object.created_at.timestamp()))
     return hits[:limit]

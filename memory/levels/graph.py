@@ -20,9 +20,9 @@ from memory.i18n import Text
 from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
-from memory.models import Architect, Note
+from memory.models import Architect, Note, Summary
 from memory.stores.graph import QUERY_MODE, graph
-from memory.stores.graph_types import note_of_chunk
+from memory.stores.graph_types import note_of_chunk, summary_of_chunk
 
 MAX_SOURCES = 5
 
@@ -69,9 +69,22 @@ def _current_in_scope(
     sources = [note_of_chunk(c.get("source")) for c in chunks]
     ids = [s for s in sources if s]
     notes = {str(n.pk): n for n in Note.objects.filter(architect=ctx.architect, pk__in=ids)}
+    learned = [summary_of_chunk(c.get("source")) for c in chunks]
+    summaries = {
+        str(s.pk): s
+        for s in Summary.objects.filter(architect=ctx.architect, pk__in=[x for x in learned if x])
+    }
     kept: list[dict[str, Any]] = []
-    for chunk, source in zip(chunks, sources, strict=True):
+    for chunk, source, summary_id in zip(chunks, sources, learned, strict=True):
         note = notes.get(source) if source else None
+        if summary_id is not None:
+            # A relearned summary holds where its facts did; one the architect denied never
+            # answers again (PASSPORT.md §16), nor does one that is gone.
+            summary = summaries.get(summary_id)
+            if summary is not None and summary.denied_by_id is None:
+                if scopes.fits(summary.scope, ctx.scope):
+                    kept.append({**chunk, "scope": summary.scope, "current": True})
+            continue
         if note is None:
             if not ctx.scope:  # a source that is not a note has no scope: unknown where
                 kept.append(chunk)

@@ -23,6 +23,8 @@ class MemoryObject(models.Model):
     storage_key = models.CharField(max_length=500)
     origin = models.CharField(max_length=8, choices=ORIGINS)
     summary = models.TextField(blank=True)
+    # Where and when what it holds is true, as a note's scope (memory.scope): kept with it.
+    scope = models.JSONField(default=list, blank=True)
     run = models.ForeignKey("memory.Run", null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -42,13 +42,18 @@ from memory.models import Architect, MemoryObject, Note, Run, Summary, SummaryKe
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 from memory.stores import outbox
-from memory.stores.graph_types import Chunk, Entity, note_of_chunk
+from memory.stores.graph_types import (
+    SUMMARY_CHUNK_PREFIX,
+    Chunk,
+    Entity,
+    note_of_chunk,
+    summary_chunk_id,
+)
 from memory.stores.vectors import VectorItem
 
 log = logging.getLogger(__name__)
 
 SKILL = "relearning-cycle"
-SUMMARY_CHUNK_PREFIX = "summary-"
 FACTS_IN_SUMMARY = 3
 FACT_CHARS = 200
 
@@ -286,10 +291,6 @@ def meaning_text(result: Result) -> str:
     return "\n".join(f["text"] for f in result.facts)
 
 
-def summary_chunk_id(summary_id: Any) -> str:
-    return f"{SUMMARY_CHUNK_PREFIX}{summary_id}"
-
-
 def _graph_items(summary: Summary, result: Result, run: Run, lang: str) -> tuple[list[Any], str]:
     """Step 5: the summary as a chunk, linked to the things it names (natasha / the English
     rules, as for notes); no things → no insert, with the reason."""
@@ -355,6 +356,7 @@ def _keep(
         description=result.question,
         origin="answer",
         run=run,
+        scope=result.scope,
     )
     text = summary_text(result, run=run, object_id=str(obj.pk), lang=lang)
     MemoryObject.objects.filter(pk=obj.pk).update(summary=text)

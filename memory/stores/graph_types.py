@@ -25,6 +25,7 @@ class GraphUnavailable(MemoryServiceError):
 
 
 NOTE_CHUNK_PREFIX = "note-"
+SUMMARY_CHUNK_PREFIX = "summary-"
 FIELD_SEP = "<SEP>"  # how LightRAG joins the sources of a merged entity or relation
 
 
@@ -122,3 +123,19 @@ def context_from(result: dict[str, Any]) -> GraphContext:
             for c in data.get("chunks") or []
         ],
     )
+
+
+def summary_chunk_id(summary_id: Any) -> str:
+    """The name a relearned summary's chunk carries in the graph."""
+    return f"{SUMMARY_CHUNK_PREFIX}{summary_id}"
+
+
+def summary_of_chunk(source: Any) -> str | None:
+    """The summary id a chunk's source names, or None for any other source."""
+    text = str(source or "")
+    if not text.startswith(SUMMARY_CHUNK_PREFIX):
+        return None
+    try:
+        return str(uuid.UUID(text[len(SUMMARY_CHUNK_PREFIX) :]))
+    except ValueError:
+        return None

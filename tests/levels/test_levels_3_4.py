@@ -222,3 +222,35 @@ def test_a_level_3_answer_is_relearned_and_the_same_question_costs_level_1_next_
     assert again["answer"]["data"]["summaries"][0]["summary"] == kept["summary"]
     assert "relearned" not in again  # nothing new: the answer is what was learned
     assert model_calls == []
+
+
+@pytest.mark.django_db
+def test_a_summarys_chunk_answers_where_it_holds_and_never_once_denied(bob):
+    # Level 3 reads a relearned summary's chunk as it reads a note's: by its scope, and not at
+    # all once the architect denied its conclusion (PASSPORT.md §16).
+    from memory.levels.context import RecallContext
+    from memory.models import Run
+    from memory.stores.graph_types import summary_chunk_id
+
+    barcelona = [{"kind": "geo", "place": "barcelona"}]
+    madrid = [{"kind": "geo", "place": "madrid"}]
+
+    def summary(scope):
+        return Summary.objects.create(
+            architect=bob, question="q", text="t", level=3, kind="probabilistic", scope=scope,
+            written_by="code",
+        )  # fmt: skip
+
+    here, denied = summary(barcelona), summary([])
+    run = Run.objects.create(architect=bob, verb="remember", caller="t", channel="api")
+    Summary.objects.filter(pk=denied.pk).update(denied_by=run)
+    chunks = [{"source": summary_chunk_id(s.pk), "content": "t"} for s in (here, denied)]
+
+    def kept(scope):
+        ctx = RecallContext.of(architect=bob, text="q", scope=scope, lang="ru")
+        found, _ = graph_level._current_in_scope(ctx, chunks)
+        return [c["source"] for c in found]
+
+    assert kept(barcelona) == [summary_chunk_id(here.pk)]
+    assert kept(madrid) == []
+    assert kept([]) == [summary_chunk_id(here.pk)]  # unbound question: the denied one never

@@ -95,3 +95,44 @@ def test_an_expired_object_link_says_so(bob, bob_api, settings):
     settings.OBJECT_LINK_SECONDS = -1  # any link is older than this
     expired = bob_api.http.get(url)
     assert expired.status_code == 410 and expired.json()["error"]["code"] == "link_expired"
+
+
+@pytest.mark.django_db
+def test_an_object_holds_where_it_was_kept_for_its_title_and_its_card(bob, bob_api):
+    # A document about one place does not answer a question about another as affirmative: its
+    # scope is kept with it, read by level 1's object source and by level 4's cards.
+    from memory.stores import outbox
+    from memory.stores.vectors import vectors
+
+    barcelona = [{"kind": "geo", "place": "barcelona"}]
+    madrid = [{"kind": "geo", "place": "madrid"}]
+    rules = "Парковка у офиса: только по пропуску, въезд с улицы Арагон.\n"
+    obj, _ = object_keep(
+        architect=bob,
+        name="Правила парковки.md",
+        media_type="text/markdown",
+        content=rules.encode(),
+        summary="правила парковки у офиса",
+        scope=barcelona,
+    )
+    question = "Какие правила парковки у офиса?"
+    there = bob_api.recall(question, scope=barcelona)
+    assert there["answer"]["found"] and there["answer"]["object"]["id"] == str(obj.pk)
+    assert there["kind"] == "affirmative"
+    elsewhere = bob_api.recall(question, scope=madrid)
+    assert elsewhere["answer"].get("object") is None
+    unbound = bob_api.recall(question)  # the question names no place: the answer says it depends
+    assert unbound["answer"]["object"]["id"] == str(obj.pk)
+    assert unbound["kind"] == "parameter_dependent"
+    assert [m["dimension"] for m in unbound["missing"]] == ["geo"]
+    assert "barcelona" in unbound["missing"][0]["why"]
+
+    outbox.drain()  # the card's vector, queued with the object
+
+    def cards(scope):
+        hits = vectors().search(
+            kind="objects", architect_id=bob.pk, query=question, limit=5, scope=scope
+        )
+        return [h.payload["object"] for h in hits]
+
+    assert cards(barcelona) == [str(obj.pk)] and cards(madrid) == []

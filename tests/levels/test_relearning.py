@@ -13,6 +13,7 @@ from memory.models import MemoryObject, OutboxItem, Run, Summary
 from memory.services import relearning
 from memory.shape.tools import promote_to_list
 from memory.stores.graph import graph
+from memory.stores.graph_types import summary_chunk_id
 from memory.stores.vectors import vectors
 from tests.conftest import decide_at, decision_p
 
@@ -79,7 +80,7 @@ def test_a_level_4_answer_is_kept_and_the_same_question_costs_level_1_next_time(
     point = vectors().search(kind="summaries", architect_id=bob.pk, query=QUESTION, limit=1)[0]
     assert str(point.id) == kept["summary"]
     assert kept["graph"]["status"] == "written"
-    assert kept["graph"]["id"] == relearning.summary_chunk_id(kept["summary"])
+    assert kept["graph"]["id"] == summary_chunk_id(kept["summary"])
     context = graph().query(
         architect_id=bob.pk, question="Вера", hl_keywords=["Вера"], ll_keywords=["Вера"]
     )

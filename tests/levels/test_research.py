@@ -333,3 +333,34 @@ def test_a_store_that_fails_during_the_job_is_said_not_read_as_nothing(
     failed = [e for e in later["report"] if e["level"] == 5 and e["status"] == "failed"]
     assert [(e["source"], e["store"]) for e in failed] == [("graph", "research")]
     assert "graph server unreachable" in failed[0]["note"]
+
+
+def test_a_hypothesis_never_rests_on_a_note_that_holds_elsewhere(
+    fake_claude, alice, client_for, settings
+):
+    # Denis served in the Kremlin — told as true in Moscow; asked about Paris, the research does
+    # not propose him, and says why.
+    api = client_for(alice, "extreme")
+    backend = settings.MODEL_BACKEND
+    settings.MODEL_BACKEND = "none"
+    model.backend.cache_clear()
+    promote_to_list(architect=alice, kind="друзья", items=["Денис", "Миша"], basis="друзья")
+    api.remember(DENIS, scope=[{"kind": "geo", "place": "moscow"}])
+    api.remember(MISHA)
+    settings.MODEL_BACKEND = backend
+    model.backend.cache_clear()
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    fake_claude.script([TERMS, LEVEL2_EMPTY])
+
+    paris = api.recall(
+        QUESTION, depth="extreme", wait=True, scope=[{"kind": "geo", "place": "paris"}]
+    )
+    assert paris["answer"]["found"] is False
+    step = [s for s in paris["research"]["progress"]["steps"] if s["step"] == "terms_graph"][0]
+    assert "другом месте" in step["note"]
+    assert DENIS not in paris["answer"]["text"]
+
+    moscow = api.recall(
+        QUESTION, depth="extreme", wait=True, scope=[{"kind": "geo", "place": "moscow"}]
+    )
+    assert moscow["answer"]["found"] is True and DENIS in moscow["answer"]["text"]

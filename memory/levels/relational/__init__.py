@@ -80,7 +80,11 @@ def search(ctx: RecallContext) -> Outcome:
     trace.append(found.trace)
     items = [note_item(h) for h in found.shown]
     titled = objects_service.objects_search(
-        architect=ctx.architect, terms=ctx.keywords, weights=ctx.weights(), held=looked.objects
+        architect=ctx.architect,
+        terms=ctx.keywords,
+        weights=ctx.weights(),
+        held=looked.objects,
+        scope=ctx.scope,
     )
     titled = [h for h in titled if not ctx.excluded(f"objects:{h.object.pk}")]
     best_object = next((h for h in titled if relevance.answers(h.coverage)), None)

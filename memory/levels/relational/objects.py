@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory import scope as scopes
 from memory.i18n import Text
 from memory.knowledge import objects as objects_service
 from memory.ladder import Kind, Outcome, ReportEntry
@@ -19,8 +20,8 @@ _OBJECT = Text(
     en="Object «{name}» ({media_type}, {size} bytes): {summary}",
 )
 _OBJECT_PATH = Text(
-    ru="Содержимое: {path} (через внутреннюю дверь)",
-    en="Content: {path} (through the internal door)",
+    ru="Содержимое целиком: {url} (с ключом памяти этого архитектора)",
+    en="The content whole: {url} (with a memory key of this architect)",
 )
 _OBJECT_NAMED = Text(
     ru="вопрос называет объект по id", en="the question names the object by its id"
@@ -35,14 +36,21 @@ def _object_outcome(
     kind: Kind,
 ) -> Outcome:
     card = objects_service.object_answer(obj)
-    lines = [_OBJECT(ctx.lang, **{k: card[k] for k in ("name", "media_type", "size", "summary")})]
+    # Bound elsewhere or unbound where asked: the answer says what it depends on (memory.scope).
+    missing = scopes.scope_missing(
+        [obj.scope], ctx.scope, lang=ctx.lang, unknown=scopes.unknown(obj.scope, ctx.scope)
+    )
+    lines = [m["why"] for m in missing] + [
+        _OBJECT(ctx.lang, **{k: card[k] for k in ("name", "media_type", "size", "summary")})
+    ]
     if "content" in card:
         lines.append(card["content"])
     else:
-        lines.append(_OBJECT_PATH(ctx.lang, path=card["path"]))
+        lines.append(_OBJECT_PATH(ctx.lang, url=card["url"]))
     return Outcome(
         found=True,
-        kind=kind,
+        kind="parameter_dependent" if missing else kind,
+        missing=missing,
         form="object",
         text="\n".join(lines),
         object=card,

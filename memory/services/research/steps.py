@@ -18,6 +18,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from memory import language, model, ner, relevance
+from memory import scope as scopes
 from memory.agent import instruction
 from memory.agent import tools as agent_tools
 from memory.i18n import Text
@@ -123,6 +124,10 @@ _TIME_UP = Text(
 _DENIED = Text(
     ru="связей пропущено: {count} — вывод из них архитектор уже отвергнут",
     en="links skipped: {count} — the architect already rejected the conclusion they lead to",
+)
+_ELSEWHERE = Text(
+    ru="заметок пропущено: {count} — они верны в другом месте или в другое время, чем спрошено",
+    en="notes skipped: {count} — they hold in another place or time than the question asks",
 )
 _CITED = Text(
     ru="Основание: «{text}» (заметка {note}, сказано {day}, прогон {run}).",
@@ -273,8 +278,14 @@ def _steps(ctx: RecallContext, progress: Progress, out_of_time: Callable[[], boo
     # A conclusion the architect denied for this question is not drawn again from its basis.
     denied = denial.denied_notes(ctx.architect, ctx.text)
     kept = [link for link in links if link["note"] not in denied]
-    note = _DENIED(lang, count=len(links) - len(kept)) if len(kept) < len(links) else ""
-    progress.step("terms_graph", lang, links=len(kept), note=note)
+    notes = [_DENIED(lang, count=len(links) - len(kept))] if len(kept) < len(links) else []
+    # A hypothesis rests only on what holds where and when the question is asked.
+    here = _held_here(ctx, [link["note"] for link in kept])
+    elsewhere = [link for link in kept if link["note"] not in here]
+    kept = [link for link in kept if link["note"] in here]
+    if elsewhere:
+        notes.append(_ELSEWHERE(lang, count=len({link["note"] for link in elsewhere})))
+    progress.step("terms_graph", lang, links=len(kept), note="; ".join(notes))
     # 6. the answer
     found = _conclude(ctx, entities, unknown, kept)
     if found is not None:
@@ -471,7 +482,7 @@ def _from_model(ctx: RecallContext, take: Take, unknown: list[str]) -> Found | N
             Note.objects.filter(architect=ctx.architect, text=quote).first()
             or Note.objects.filter(architect=ctx.architect, text__contains=quote).first()
         )
-        if note is None or str(note.pk) in denied:
+        if note is None or str(note.pk) in denied or not scopes.fits(note.scope, ctx.scope):
             continue
         basis.append(basis_of(note))
         chain.append(
@@ -509,6 +520,12 @@ def _neighbours(
     if not terms:
         note = _NO_NEIGHBOURS(ctx.lang, word=", ".join(unknown))
     return terms, note
+
+
+def _held_here(ctx: RecallContext, note_ids: list[str]) -> set[str]:
+    """The notes among these whose scope fits the question's (``memory.scope.fits``)."""
+    notes = Note.objects.filter(architect=ctx.architect, pk__in=list(dict.fromkeys(note_ids)))
+    return {str(n.pk) for n in notes.only("id", "scope") if scopes.fits(n.scope, ctx.scope)}
 
 
 def _conclude(

@@ -91,6 +91,12 @@ UI = {
     ),
     "progress": Text(ru="Ход прогона", en="Run progress"),
     "skills": Text(ru="Навыки", en="Skills"),
+    "passport": Text(ru="Паспорт", en="Passport"),
+    "passport_lead": Text(
+        ru="Как память построена и почему — PASSPORT.md этой сборки, как он лежит в репозитории.",
+        en="How the memory is built and why — this build's PASSPORT.md as it is in the "
+        "repository (written in Russian, the owner's language).",
+    ),
     "skills_lead": Text(
         ru="Навык — гипотеза: действующая версия, кандидат рядом, теневая проверка на настоящих "
         "запросах (доля {rate}, не больше {cap} ходов модели в день; сегодня потрачено {today}). "

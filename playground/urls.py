@@ -12,6 +12,7 @@ urlpatterns = [
     path("settings/instruction/reset", views.instruction_reset, name="settings-instruction-reset"),
     path("settings/runs/<uuid:run_id>/progress", views.run_progress, name="settings-run-progress"),
     path("settings/skills", views.skills, name="settings-skills"),
+    path("settings/passport", views.passport, name="settings-passport"),
     path(
         "settings/skills/<str:name>/candidate",
         views.skill_candidate,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -18,9 +20,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRefresh
+from markdown_it import MarkdownIt
 
 from memory import ladder
 from memory.agent import skills_repo
@@ -333,6 +337,34 @@ def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, 
 def skills(request: HttpRequest) -> HttpResponse:
     lang = _lang()
     return render(request, "playground/skills.html", _skills_context(request, lang))
+
+
+# --- the passport (the intro: a human reads it on a page) --------------------------------------
+
+PASSPORT = Path(__file__).resolve().parent.parent / "PASSPORT.md"
+
+
+@lru_cache(maxsize=4)
+def _passport_html(mtime: float) -> str:
+    """PASSPORT.md as HTML (CommonMark with tables; raw HTML in it is escaped, not rendered),
+    rendered again only when the file changes."""
+    return (
+        MarkdownIt("commonmark", {"html": False})
+        .enable("table")
+        .render(PASSPORT.read_text(encoding="utf-8"))
+    )
+
+
+@login_required
+@require_GET
+def passport(request: HttpRequest) -> HttpResponse:
+    lang = _lang()
+    context = {
+        "lang": lang,
+        "ui": {key: text(lang) for key, text in UI.items()},
+        "passport": mark_safe(_passport_html(PASSPORT.stat().st_mtime)),  # noqa: S308 (escaped)
+    }
+    return render(request, "playground/passport.html", context)
 
 
 def _author(request: HttpRequest) -> str:

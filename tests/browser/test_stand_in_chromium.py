@@ -236,3 +236,18 @@ def test_staff_see_the_instruction_reset_and_others_do_not(
         expect(tab.locator("#reset")).to_have_count(0)
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_the_passport_is_a_page_reached_from_the_stand(page, sign_in, walker, shoot, lang):
+    sign_in(walker, "walker-password-1", lang)
+    page.click("#passport-link")
+    expect(page).to_have_url(f"{page.url.split('/settings')[0]}/settings/passport")
+    assert page.get_attribute("html", "lang") == lang
+    article = page.locator("#passport")
+    expect(article.locator("h1")).to_have_text("Паспорт памяти — как она построена")
+    expect(article.locator("h2").first).to_be_visible()
+    assert article.locator("table").count() >= 1 and article.locator("code").count() > 10
+    lead = {"ru": "Как память построена", "en": "How the memory is built"}[lang]
+    expect(page.locator("#passport-page > p.help")).to_contain_text(lead)
+    shoot(page, f"passport-{lang}.png")

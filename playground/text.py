@@ -92,6 +92,11 @@ UI = {
     "progress": Text(ru="Ход прогона", en="Run progress"),
     "skills": Text(ru="Навыки", en="Skills"),
     "passport": Text(ru="Паспорт", en="Passport"),
+    "deny_conclusion": Text(ru="Отвергнуть этот вывод", en="Deny this conclusion"),
+    "deny_words": Text(
+        ru="Ваши слова: что в этом выводе неверно (затем «Запомнить»)",
+        en="Your words: what is wrong with this conclusion (then Remember)",
+    ),
     "passport_lead": Text(
         ru="Как память построена и почему — PASSPORT.md этой сборки, как он лежит в репозитории.",
         en="How the memory is built and why — this build's PASSPORT.md as it is in the "

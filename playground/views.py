@@ -105,6 +105,10 @@ def _readable(answer: dict[str, Any], lang: str) -> dict[str, Any]:
         "trace_json": json.dumps(answer.get("trace"), ensure_ascii=False, indent=2)
         if "trace" in answer
         else "",
+        # A conclusion the memory drew (kept by the relearning cycle, or researched): the
+        # architect may deny it in one click (PASSPORT.md §16).
+        "conclusion": bool((answer.get("answer") or {}).get("found"))
+        and bool((answer.get("relearned") or {}).get("summary") or answer.get("research")),
     }
 
 

@@ -251,3 +251,33 @@ def test_the_passport_is_a_page_reached_from_the_stand(page, sign_in, walker, sh
     lead = {"ru": "Как память построена", "en": "How the memory is built"}[lang]
     expect(page.locator("#passport-page > p.help")).to_contain_text(lead)
     shoot(page, f"passport-{lang}.png")
+
+
+def test_a_conclusion_is_denied_in_one_click_with_the_humans_words(page, sign_in, walker, shoot):
+    # The graph joins two facts (level 3), the relearning cycle keeps the conclusion; the stand
+    # offers to deny it beside the answer, fills deny with its run and asks for the words.
+    sign_in(walker, "walker-password-1", "ru")
+    for fact in (
+        "Мой брат Антон работает хирургом в областной больнице.",
+        "Моя дочь Вера учится играть на виолончели.",
+    ):
+        before = page.locator("#answer-run").all_text_contents()
+        page.fill("#text", fact)
+        page.click("#remember")
+        # the swap is done when the answer names a new run
+        expect(page.locator("#answer-run")).not_to_have_text(before[0] if before else "")
+    page.fill("#text", "Где работает Антон и на чём учится играть Вера?")
+    page.click("#recall")
+    expect(page.locator("#answer-depth")).to_contain_text("3 — ")
+    run = raw(page)["run"]
+    assert raw(page)["relearned"]["summary"]
+
+    page.click("#deny-conclusion")
+    expect(page.locator("#control-deny textarea")).to_have_value(run)
+    assert page.eval_on_selector("#text", "el => el.placeholder").startswith("Ваши слова")
+    assert page.eval_on_selector("#text", "el => document.activeElement === el")
+    page.fill("#text", "Вера давно бросила виолончель, теперь она учится на флейте.")
+    page.click("#remember")
+    expect(page.locator("#raw")).to_contain_text('"verb": "remember"')
+    expect(page.locator('#fates li[data-param="deny"]')).to_contain_text("accepted")
+    shoot(page, "stand-deny-conclusion.png")

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from memory.errors import MemoryServiceError
 
-INSTRUCTION_SHA256 = "6f5e277d34294f7e13eeb14a0bf6dc9b5c73ac76f2d0bf90ac0cfb0a30ea1a05"
+INSTRUCTION_SHA256 = "585c0744028014913b562cec1bf67b457d527ae3db0d1aeec65708f420bcf80c"
 
 
 class NotAsReleased(MemoryServiceError):

@@ -41,7 +41,7 @@ from memory.stores import outbox
 
 log = logging.getLogger(__name__)
 
-SKILLS = ("use-tables", "naming")
+SKILLS = ("use-tables", "naming", "use-objects")  # the turn is offered keep_object
 # The tools the remember turn is offered: the writes it may make and the catalog it reads. Never
 # write_candidate (the evolution's own runs only): a tool refused at call time is not offered.
 TOOLS = (

@@ -19,6 +19,15 @@ def test_the_owners_skills_exist():
     assert {"use-tables", "naming", "use-knowledge-graph"} <= set(SKILLS)
 
 
+def test_every_store_has_its_skill_and_the_instruction_names_it():
+    # The owner's passport §19: one skill per store (tables, graph, vectors, objects).
+    assert {"use-tables", "use-knowledge-graph", "use-vectors", "use-objects"} <= set(SKILLS)
+    assert "keep_object" in SKILLS["use-objects"].tools
+    text = instruction.instruction()
+    for name in ("use-tables", "use-knowledge-graph", "use-vectors", "use-objects"):
+        assert f"навык {name}" in text
+
+
 @pytest.mark.parametrize("name", sorted(SKILLS))
 def test_every_tool_a_skill_names_is_served(name):
     skill = SKILLS[name]

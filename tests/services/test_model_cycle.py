@@ -79,7 +79,8 @@ def test_the_team_goes_through_the_model_into_a_table_and_comes_back_at_level_1(
     assert note.entities["by"] == "model"
     run = Run.objects.get(pk=stored["run"])
     assert run.model_turns == 3 and run.tokens_in > 0 and run.cost_usd > 0
-    assert run.tools == ["promote_to_list"] and run.skills == ["use-tables", "naming"]
+    assert run.tools == ["promote_to_list"]
+    assert run.skills == ["use-tables", "naming", "use-objects"]
     # The tool turn got the skills in its system prompt and only the tools it may use.
     turn = fake_claude.transcript(stored["thread"])[-1]
     assert "## Навык use-tables" in turn["system"]

@@ -188,18 +188,17 @@ def report(figures: dict[str, Any]) -> None:
 
 def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
     """Every answerable question of a set asked twice at ``standard`` in a fresh memory, with the
-    relearning cycle keeping answers from ``from_level`` up (recall.RELEARN_FROM_LEVEL): what a
+    relearning cycle keeping answers from ``from_level`` up (settings.RELEARN_FROM_LEVEL): what a
     question the graph answered (level 3) costs the second time, kept or not."""
+    from django.conf import settings
     from retrieval import _caller, remember, returned_notes
-
-    from memory.services import recall as recall_service
 
     corpus = json.loads(path.read_text())
     caller = _caller(f"relearning-l3-{from_level}-{path.stem}")
     ids = {f["id"]: remember(caller, f["text"], f.get("scope") or None) for f in corpus["facts"]}
     cases = [c for c in corpus["cases"] if c.get("expect")] + _joined(corpus)
-    saved = recall_service.RELEARN_FROM_LEVEL
-    recall_service.RELEARN_FROM_LEVEL = from_level
+    saved = settings.RELEARN_FROM_LEVEL
+    settings.RELEARN_FROM_LEVEL = from_level
     rows = []
     try:
         for case in cases:
@@ -218,7 +217,7 @@ def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
                 }
             )
     finally:
-        recall_service.RELEARN_FROM_LEVEL = saved
+        settings.RELEARN_FROM_LEVEL = saved
     return {"set": path.stem, "from_level": from_level, "rows": rows}
 
 

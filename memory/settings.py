@@ -302,6 +302,9 @@ STORES_FILL = env.str("STORES_FILL", "behind", validate=lambda v: v in ("behind"
 # The relearning cycle (PASSPORT.md §16, fork 9). sync: stored before the answer leaves; async:
 # the rows commit with it, the outbox writes vectors and graph after; off: benches of a first ask.
 RELEARNING = env.str("RELEARNING", "sync", validate=lambda v: v in ("sync", "async", "off"))
+# The relearning cycle keeps answers found this deep (and computed ones). 4: a repeated level-3
+# answer already costs what its summary would, and keeping it adds seconds (PASSPORT.md §16).
+RELEARN_FROM_LEVEL = env.int("RELEARN_FROM_LEVEL", 4, validate=lambda v: 2 <= v <= 5)
 
 # Level 5, research on Celery (PASSPORT.md §16): the hard limit kills the job; the soft one,
 # earlier, closes it with what was found. A recall that asks to wait holds the answer up to

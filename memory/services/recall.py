@@ -68,7 +68,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     by_research = _research_state(answer, ctx, climb.final)
     if climb.final is not None and not by_research:
-        if climb.depth_used >= RELEARN_FROM_LEVEL or climb.final.computed:
+        if climb.depth_used >= settings.RELEARN_FROM_LEVEL or climb.final.computed:
             relearned = _relearn(parsed, caller, run, climb.final, climb.depth_used, usages)
             if relearned is not None:
                 answer["relearned"] = relearned
@@ -246,12 +246,6 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
     )
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     return climb.final, usages, sorted({t for o in climb.outcomes for t in o.tools})
-
-
-# An answer found this deep, or computed from the tables, is kept by the relearning cycle
-# (PASSPORT.md §16, «Цикл дообучения»): the owner's passport (§5) puts a level-3 answer back into
-# circulation as it does a level-4 one, and bench/relearning.py prints what it saves.
-RELEARN_FROM_LEVEL = 3
 
 
 def _relearn(

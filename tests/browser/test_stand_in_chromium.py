@@ -253,7 +253,10 @@ def test_the_passport_is_a_page_reached_from_the_stand(page, sign_in, walker, sh
     shoot(page, f"passport-{lang}.png")
 
 
-def test_a_conclusion_is_denied_in_one_click_with_the_humans_words(page, sign_in, walker, shoot):
+def test_a_conclusion_is_denied_in_one_click_with_the_humans_words(
+    page, sign_in, walker, shoot, settings
+):
+    settings.RELEARN_FROM_LEVEL = 3  # a level-3 conclusion kept, as a level-4 one is by default
     # The graph joins two facts (level 3), the relearning cycle keeps the conclusion; the stand
     # offers to deny it beside the answer, fills deny with its run and asks for the words.
     sign_in(walker, "walker-password-1", "ru")

@@ -3,8 +3,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from memory.api import mcp
+
 urlpatterns = [
     path("api/v1/", include("memory.api.urls")),
+    path("mcp", mcp.door, name="mcp"),  # the two verbs over MCP (streamable HTTP)
     path("internal/v1/", include("memory.internal.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.shared_data import LOCOMO, require
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_level1_bench_runs_and_prints_ratios():
+    require(LOCOMO)  # its notes are LoCoMo's turns, asked LoCoMo's questions
     result = subprocess.run(
         [
             sys.executable,
@@ -50,6 +53,7 @@ def _run(*args: str) -> str:
 
 @pytest.mark.slow
 def test_capture_bench_runs_and_prints_remember_and_lag():
+    require(LOCOMO)  # it tells LoCoMo's turns
     out = _run(
         "bench/capture.py", "--facts", "30", "--checkpoints", "15,30", "--lag-seconds", "3",
         "--skip-inline",
@@ -80,6 +84,7 @@ def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
 
 @pytest.mark.slow
 def test_graph_bench_runs_and_its_queries_find_chunks():
+    require(LOCOMO)  # its notes and questions are LoCoMo's
     out = _run("bench/graph.py", "--checkpoints", "60,120", "--questions", "5")
     rows = [line.split() for line in out.splitlines() if line.strip()[:3] in ("60 ", "120")]
     assert [r[0] for r in rows] == ["60", "120"]

@@ -17,12 +17,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import retrieval  # noqa: E402
 
+from tests.bench.shared_data import require  # noqa: E402
+
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def test_locomo_slice_the_memory_beats_both_baselines():
-    if not retrieval.LOCOMO.exists():
-        pytest.skip(f"LoCoMo is read from {retrieval.LOCOMO}, which this machine lacks")
+    require(retrieval.LOCOMO)
     # The first conversation's first 120 turns and the 81 questions whose evidence is among them
     # (measured 2026-12-03: standard 0.852, deep 0.852, BM25 0.667, dense 0.654 at 10).
     figures = retrieval.locomo(retrieval.locomo_remember(1, progress=False, turns_limit=120))

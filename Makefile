@@ -25,11 +25,18 @@ migrate: install
 run: migrate
 	PORT=$(PORT) $(PY) manage.py memory_run
 
+# The suite runs in PYTEST_WORKERS pytest-xdist processes (the cores of the 2-core CI machine;
+# 0 runs it in this process), each with its own data folder and test database (tests/conftest.py).
+# worksteal: a worker that runs dry takes tests queued for the other, so the few long bench
+# tests do not leave one core idle at the end.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS) $(if $(filter 0,$(PYTEST_WORKERS)),,--dist worksteal)
+
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-slow: install
-	$(PY) -m pytest -m slow $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m slow $(PYTEST_ARGS)
 
 # ruff, then the import layers (pyproject.toml [tool.importlinter]: an upward import fails).
 lint: install

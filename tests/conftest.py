@@ -19,6 +19,26 @@ from memory.models import ApiKey, Architect, User
 pytest_plugins = ["tests.lightrag_server.fixtures"]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: Any, specs: list[Any]) -> None:
+    """Under pytest-xdist (`make test` runs -n), each worker gets a data folder of its own.
+
+    memory/settings.py makes one data folder per run (the SQLite database, the filesystem Celery
+    broker, the secrets) and exports MEMORY_DATA_DIR so the servers and workers a test starts
+    share it. The xdist workers are children of this process, which exported it already: left
+    alone they would all share one folder. Each gets a folder inside this run's instead, named
+    after it, so on PostgreSQL its test database's name (built from the folder's) is its own
+    too. When settings made this run's folder, it is removed, theirs with it, when this process
+    exits (after the workers).
+    """
+    from django.conf import settings
+
+    for spec in specs:
+        folder = settings.DATA_DIR / f"{settings.DATA_DIR.name}-{spec.id}"
+        folder.mkdir(exist_ok=True)
+        spec.env["MEMORY_DATA_DIR"] = str(folder)
+
+
 @pytest.fixture(autouse=True)
 def _own_stores(tmp_path: Any, settings: Any) -> Any:
     from memory import stores

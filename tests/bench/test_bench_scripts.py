@@ -67,6 +67,7 @@ def test_capture_bench_runs_and_prints_remember_and_lag():
 @pytest.mark.slow
 @pytest.mark.parametrize("prefill", ["writes", "bulk"])
 def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
+    require(LOCOMO)  # it tells LoCoMo's turns (bench/capture.py)
     out = _run(
         "bench/scale.py", "--sizes", "20,40", "--architects-run", "2x10", "--told", "25",
         "--prefill", prefill,

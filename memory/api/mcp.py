@@ -35,7 +35,7 @@ from memory.contract.version import CONTRACT_VERSION
 from memory.errors import MemoryServiceError
 from memory.models import ApiKey
 from memory.services.recall import recall
-from memory.services.remember import AlreadyAnswered, remember
+from memory.services.remember import remember
 
 VERBS = {"remember": remember, "recall": recall}
 _SCHEMAS = {"remember": "RememberRequest", "recall": "RecallRequest"}
@@ -119,8 +119,6 @@ def _call(request: Any, verb: str, arguments: dict[str, Any]) -> tuple[dict[str,
         return error_body("bad_key", "this memory key is not valid"), True
     try:
         return VERBS[verb](caller=caller, data=arguments), False
-    except AlreadyAnswered as first:
-        return first.answer, False
     except MemoryServiceError as error:
         return error_body(error.code, error.message, retryable=error.retryable), True
 

@@ -17,7 +17,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from memory.celery import enqueue
-from memory.celery import send as celery_send
 from memory.levels.context import RecallContext
 from memory.levels.research import SKILL
 from memory.model.base import ModelResult
@@ -48,12 +47,6 @@ def start(ctx: RecallContext, levels: list[int]) -> Research:
         run_id = str(ctx.run.pk)
         enqueue(TASK, run_id, failed=lambda error: _not_sent(run_id, error))
     return research
-
-
-def send(run_id: str) -> None:
-    """Hand the job to Celery now; a broker that is down fails the job with the reason, never
-    the answer that started it."""
-    celery_send(TASK, [run_id], failed=lambda error: _not_sent(run_id, error))
 
 
 def _not_sent(run_id: str, error: BaseException) -> None:

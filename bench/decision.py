@@ -140,14 +140,8 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
     embed = embedder()
     questions = []
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
-        told = rebuild(number, sample, embed)
-        texts, index, places, qa = told.texts, told.index, told.places, told.qa
-        own, context, asked, bm25, weights = (
-            told.own,
-            told.context,
-            told.asked,
-            told.bm25,
-            told.weights,
+        texts, index, places, qa, own, context, asked, bm25, weights = rebuild(
+            number, sample, embed
         )
         print(f"  LoCoMo {number}: {len(texts)} turns, {len(qa)} questions", file=sys.stderr)
         for q_number, (q, vector) in enumerate(zip(qa, asked, strict=True)):

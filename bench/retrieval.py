@@ -475,14 +475,8 @@ def ranking(conversations: int | None, progress: bool) -> dict[str, Any]:
     questions = answered_at_1 = 0
     embed = embedder()
     for number, sample in enumerate(json.loads(LOCOMO.read_text())[:conversations], 1):
-        told = rebuild(number, sample, embed)
-        texts, index, places, qa = told.texts, told.index, told.places, told.qa
-        own, context, asked, bm25, weights = (
-            told.own,
-            told.context,
-            told.asked,
-            told.bm25,
-            told.weights,
+        texts, index, places, qa, own, context, asked, bm25, weights = rebuild(
+            number, sample, embed
         )
         if progress:
             print(f"  conversation {number}: {len(texts)} turns embedded", file=sys.stderr)

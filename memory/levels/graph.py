@@ -25,6 +25,9 @@ from memory.stores.graph import QUERY_MODE, graph
 from memory.stores.graph_types import note_of_chunk, summary_of_chunk
 
 MAX_SOURCES = 5
+# The graph's skill: read by the model calls that are offered ask_graph, and by the relearning
+# cycle's summary of a level-3 answer (this level itself runs no model).
+SKILL = "use-knowledge-graph"
 
 _NO_KEYWORDS = Text(ru="в вопросе нет слов для графа", en="the question has no words for the graph")
 _UNRELATED = Text(

@@ -14,6 +14,7 @@ from memory.agent import instruction
 from memory.agent import tools as agent_tools
 from memory.i18n import Text
 from memory.ladder import Outcome, ReportEntry
+from memory.levels import graph as graph_level
 from memory.levels.context import RecallContext
 from memory.model.base import NOT_CONFIGURED, ModelError, ToolGrant
 from memory.model.structured import ask_json
@@ -21,8 +22,10 @@ from memory.model.threads import thread_record
 from memory.models import ToolCall
 from memory.shape import selectors
 
-SKILLS = ("use-tables",)
 TOOLS = agent_tools.READ_TOOLS
+# Every tool the call is offered comes with a skill that describes it: the tables' reads with
+# use-tables, ask_graph with the graph's skill.
+SKILLS = ("use-tables", graph_level.SKILL)
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -41,6 +41,10 @@ from memory.levels.context import RecallContext
 from memory.models import MemoryObject, Note, Summary
 from memory.stores.vectors import KINDS, vectors
 
+# The vectors' skill (how an answer found by meaning reads): this level runs no model, so the
+# call that reads it is the relearning cycle's summary of a level-4 answer.
+SKILL = "use-vectors"
+
 SEARCHED = 20  # nearest points read per kind before fusion
 RETURNED = 10
 

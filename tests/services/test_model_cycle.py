@@ -235,7 +235,7 @@ def test_a_model_call_that_failed_is_counted_on_its_run(fake_claude, alice_api):
     run = Run.objects.get(pk=answer["run"])
     assert run.model_turns == 2  # the first answer and its repair
     assert run.tokens_in > 0 and run.tokens_out > 0
-    assert run.skills == ["use-tables"]  # the skill that ran, though its call failed
+    assert run.skills == ["use-knowledge-graph", "use-tables"]  # level 2 ran, though it failed
 
 
 def test_a_remember_whose_parse_failed_counts_both_calls(fake_claude, alice_api):

@@ -22,3 +22,5 @@ class MemoryConfig(AppConfig):
 
         tools.REACH.ask_graph = graph_level.ask
         tools.REACH.write_candidate = candidates.write_candidate
+        tools.REACH.propose_skill = candidates.propose_skill
+        tools.REACH.propose_instruction = candidates.propose_instruction

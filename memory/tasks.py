@@ -104,3 +104,12 @@ def skills_evaluate(run_id: str) -> list[str]:
     verdict's commit, never inside the request that gave it). Idempotent: a decided candidate
     is left alone."""
     return candidates.evaluate_after_verdict(run_id)
+
+
+@shared_task(name=candidates.PATTERN_TASK, acks_late=True)
+def skills_pattern(skill: str, lesson: str, run_id: str) -> str:
+    """A pattern the model worked out in the relearning cycle of run ``run_id`` opens a candidate
+    of the skill it concerns (a commit: here, after the answer, never inside its request).
+    Returns the candidate's version, or "" when none was opened (and why is logged)."""
+    candidate = candidates.from_pattern(skill, lesson, run_id=run_id)
+    return candidate.version if candidate is not None else ""

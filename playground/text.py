@@ -134,6 +134,22 @@ UI = {
         en="cases: {cases} · done: {done} · judged: {judged} · failed: {failed}",
     ),
     "history": Text(ru="История", en="History"),
+    "proposed": Text(ru="Предложено агентом", en="Proposed by the agent"),
+    "proposed_lead": Text(
+        ru="Новый навык или новые строки инструкции, которые предложила модель: кандидаты, "
+        "проверяемые в тени на настоящих запросах по тем же правилам; становятся действующими "
+        "только по вердиктам и цене.",
+        en="A new skill or new instruction lines the model proposed: candidates, tested in the "
+        "shadow on real requests by the same rules; they become active only by verdicts and cost.",
+    ),
+    "none_proposed": Text(ru="предложений нет", en="nothing proposed"),
+    "new_skill": Text(
+        ru="новый навык, читается рядом с {beside}", en="a new skill, read beside {beside}"
+    ),
+    "instruction_lines": Text(
+        ru="новые строки инструкции (MEMORY-AGENT.md)",
+        en="new instruction lines (MEMORY-AGENT.md)",
+    ),
     "decided": Text(ru="Кандидаты прежде", en="Earlier candidates"),
     "write_candidate": Text(ru="Записать кандидата", en="Write a candidate"),
     "kill_candidate": Text(ru="Снять кандидата", en="Kill the candidate"),

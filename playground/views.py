@@ -317,6 +317,27 @@ def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, 
                 "decided": decided.get(name, []),
             }
         )
+    proposed = []
+    for name, file in skills_repo.proposed().items():
+        candidate = candidates.open_candidate(name)
+        if candidate is None:
+            continue
+        numbers = measure.figures(candidate)
+        what = (
+            UI["instruction_lines"](lang)
+            if name == skills_repo.INSTRUCTION_NAME
+            else UI["new_skill"](lang, beside=file.beside)
+        )
+        proposed.append(
+            {
+                "name": name,
+                "file": file,
+                "what": what,
+                "candidate": candidate,
+                "figures": numbers,
+                "cases": UI["cases"](lang, **{k: numbers[k] for k in _CASES}),
+            }
+        )
     lead = UI["skills_lead"](
         lang,
         rate=conf.SHADOW_RATE,
@@ -331,6 +352,7 @@ def _skills_context(request: HttpRequest, lang: str, **extra: Any) -> dict[str, 
         "ui": {key: text(lang) for key, text in UI.items()},
         "is_staff": request.user.is_staff,
         "cards": cards,
+        "proposed": proposed,
         "lead": lead,
         **extra,
     }
@@ -400,7 +422,7 @@ def skill_candidate(request: HttpRequest, name: str) -> HttpResponse:
 def skill_kill(request: HttpRequest, name: str) -> HttpResponse:
     _staff(request)
     reason = request.POST.get("reason", "").strip()
-    if not reason or name not in skills_repo.active():
+    if not reason or (name not in skills_repo.active() and name not in skills_repo.proposed()):
         context = _skills_context(request, _lang(), error=f"{name}: {UI['reason'](_lang())}?")
         return render(request, "playground/skills.html", context, status=400)
     candidates.kill(name, reason=reason, author=_author(request))

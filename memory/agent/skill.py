@@ -25,6 +25,9 @@ class Skill:
     tools: tuple[str, ...]
     body: str
     path: Path
+    # A skill the agent proposed joins the calls of an existing one: it is read wherever that
+    # one is (``memory.agent.instruction``). Empty for the released skills.
+    beside: str = ""
 
 
 def parse_skill(path: Path) -> Skill:
@@ -40,6 +43,14 @@ def parse_skill(path: Path) -> Skill:
     tools = meta.get("tools") or []
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise SkillError(f"{path}: 'tools' is a list of tool names")
+    beside = meta.get("beside") or ""
+    if not isinstance(beside, str):
+        raise SkillError(f"{path}: 'beside' is the name of one skill")
     return Skill(
-        meta["name"], meta["description"].strip(), tuple(tools), match.group(2).strip(), path
+        meta["name"],
+        meta["description"].strip(),
+        tuple(tools),
+        match.group(2).strip(),
+        path,
+        beside.strip(),
     )

@@ -30,6 +30,7 @@ from dulwich import porcelain
 from dulwich.repo import Repo
 
 from memory.agent.skill import BASE_DIR, Skill, SkillError, parse_skill
+from memory.shape import names
 
 RELEASE_SKILLS = BASE_DIR / "skills"
 ACTIVE = "SKILL.md"
@@ -37,6 +38,11 @@ CANDIDATE = "CANDIDATE.md"
 INSTRUCTION = "MEMORY-AGENT.md"
 RELEASED = "released.json"
 CODE = "memory"
+# The instruction's candidate (lines the agent proposes for MEMORY-AGENT.md) is measured like a
+# skill's, under this name, in a folder of its own: ``MEMORY-AGENT/CANDIDATE.md``, its body the
+# whole instruction it would be. It has no SKILL.md there: the live instruction stays the file
+# MEMORY-AGENT.md, and only a promotion writes it.
+INSTRUCTION_NAME = "MEMORY-AGENT"
 
 _ready: set[str] = set()
 _thread_lock = threading.RLock()
@@ -165,6 +171,17 @@ def active() -> dict[str, Skill]:
     return found
 
 
+def proposed() -> dict[str, Skill]:
+    """Candidates with no active version beside them: a new skill the agent proposed, and the
+    instruction's candidate (``INSTRUCTION_NAME``)."""
+    path = ensure()
+    return {
+        file.parent.name: parse_skill(file)
+        for file in sorted(path.glob(f"*/{CANDIDATE}"))
+        if not (file.parent / ACTIVE).exists()
+    }
+
+
 def candidate(name: str) -> Skill | None:
     file = ensure() / name / CANDIDATE
     return parse_skill(file) if file.exists() else None
@@ -204,16 +221,77 @@ def write_candidate(
     """Write (or rewrite) the candidate beside the active version. Returns it and the commit."""
     current = _require_skill(name)
     text = candidate_text(current, body=body, description=description)
+    return _write(name, text, reason=reason, author=author, what="candidate")
+
+
+def new_skill_name(label: str) -> str:
+    """A new skill's folder name, through the one check every name the memory makes passes
+    (``memory.shape.names.check``: the allowed letters, Cyrillic by a fixed scheme, no reserved
+    word, no length over the limit), hyphens for its underscores. A name that folds into an
+    existing skill's (or the instruction's) is not new: it is refused."""
+    existing = []
+    for taken in [*active(), *proposed(), INSTRUCTION_NAME]:
+        try:
+            existing.append(names.check(taken))
+        except names.NameRefused:  # a released name the check would not make: still taken
+            existing.append(names.Name(label=taken, name=taken.replace("-", "_"), key=taken))
+    try:
+        checked = names.check(label, existing=existing)
+    except names.NameRefused as refused:
+        raise SkillError(f"{label!r} is not a skill name: {refused.message}") from refused
+    if checked.reused:
+        raise SkillError(
+            f"{label!r} is the existing {checked.name.replace('_', '-')!r}: write a candidate "
+            "for it instead of a new skill"
+        )
+    return checked.name.replace("_", "-")
+
+
+def write_new_skill(
+    label: str, *, beside: str, description: str, body: str, reason: str, author: str
+) -> tuple[Skill, str]:
+    """A skill that does not exist yet, proposed as a candidate: it joins the calls of the
+    existing skill ``beside`` and gets no tools of its own (a proposal never widens what the
+    model may touch). Promoted, it becomes ``<name>/SKILL.md``."""
+    name = new_skill_name(label)
+    if beside not in active():
+        raise SkillError(f"no skill {beside!r} to go beside: a new skill joins an existing one")
+    if not description.strip() or not body.strip():
+        raise SkillError("a new skill needs a description (when to use it) and a body")
+    front = {"name": name, "description": description.strip(), "tools": [], "beside": beside}
+    head = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000).strip()
+    text = f"---\n{head}\n---\n{body.strip()}\n"
+    return _write(name, text, reason=reason, author=author, what="new skill proposed, candidate")
+
+
+def write_instruction_candidate(lines: str, *, reason: str, author: str) -> tuple[Skill, str]:
+    """New lines for the instruction, as a candidate: the live instruction with the lines added
+    at its end, measured like a skill's candidate under ``INSTRUCTION_NAME``."""
+    added = [line.strip() for line in lines.splitlines() if line.strip()]
+    if not added:
+        raise SkillError("instruction lines are needed")
+    added = [line if line.startswith("- ") else f"- {line.lstrip('-* ')}" for line in added]
+    live = instruction_path().read_text(encoding="utf-8").rstrip()
+    front = {"name": INSTRUCTION_NAME, "description": "MEMORY-AGENT.md", "tools": []}
+    head = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=10_000).strip()
+    text = f"---\n{head}\n---\n{live}\n" + "\n".join(added) + "\n"
+    return _write(
+        INSTRUCTION_NAME, text, reason=reason, author=author, what="instruction candidate"
+    )
+
+
+def _write(name: str, text: str, *, reason: str, author: str, what: str) -> tuple[Skill, str]:
     if not reason.strip():
         raise SkillError("every edit of a skill says why")
     path = ensure()
     with _locked(path):
         file = path / name / CANDIDATE
+        file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(text, encoding="utf-8")
         written = parse_skill(file)
         sha = _commit(
             path,
-            f"{name}: candidate {version(text)} — {reason.strip()}",
+            f"{name}: {what} {version(text)} — {reason.strip()}",
             author,
             add=[f"{name}/{CANDIDATE}"],
         )
@@ -237,19 +315,25 @@ def remove_candidate(name: str, *, reason: str, author: str) -> str | None:
 
 
 def promote(name: str, *, reason: str, author: str) -> str:
-    """The candidate replaces the active version: one commit."""
+    """The candidate replaces the active version (a proposed skill becomes active; the
+    instruction's candidate becomes the live MEMORY-AGENT.md): one commit."""
     path = ensure()
     with _locked(path):
         file = path / name / CANDIDATE
         if not file.exists():
             raise SkillError(f"skill {name!r} has no candidate to promote")
         text = file.read_text(encoding="utf-8")
-        (path / name / ACTIVE).write_text(text, encoding="utf-8")
+        target = f"{name}/{ACTIVE}"
+        if name == INSTRUCTION_NAME:
+            target = INSTRUCTION
+            (path / INSTRUCTION).write_text(parse_skill(file).body + "\n", encoding="utf-8")
+        else:
+            (path / target).write_text(text, encoding="utf-8")
         return _commit(
             path,
             f"{name}: candidate {version(text)} promoted to active — {reason.strip()}",
             author,
-            add=[f"{name}/{ACTIVE}"],
+            add=[target],
             remove=[f"{name}/{CANDIDATE}"],
         )
 

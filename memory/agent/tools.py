@@ -23,7 +23,7 @@ from memory import language
 from memory.errors import MemoryServiceError
 from memory.knowledge.lookup import notes_search
 from memory.knowledge.objects import object_keep
-from memory.models import Architect, Run, ShapeEntry, ToolCall
+from memory.models import Architect, Run, ShadowCase, ShapeEntry, ToolCall
 from memory.models.runs import EVOLVE, SHADOW
 from memory.shape import selectors
 from memory.shape import tools as shape_tools
@@ -39,10 +39,13 @@ class ToolRefused(Exception):
 class Reach:
     """What two tools reach above the adapters, handed in at start-up (``memory.apps``), as
     Django fills its app registry: level 3's answer to a question (architect, question, the
-    request's scope → the tool's answer), and a candidate written beside a skill."""
+    request's scope → the tool's answer), and the candidates the model may write: a second
+    version beside a skill, a new skill, new instruction lines."""
 
     ask_graph: Callable[[Architect, str, list[dict[str, Any]]], dict[str, Any]] | None = None
     write_candidate: Callable[..., Any] | None = None
+    propose_skill: Callable[..., Any] | None = None
+    propose_instruction: Callable[..., Any] | None = None
 
 
 REACH = Reach()
@@ -274,6 +277,22 @@ def keep_object(
     }
 
 
+def _evolving() -> Tenant:
+    tenant = current()
+    if tenant.run is None or tenant.run.verb != EVOLVE:
+        raise ToolRefused("the candidate tools serve only the memory's own evolution runs")
+    return tenant
+
+
+def _measuring(reach: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """A candidate written through the evolution's own path, by the model."""
+    try:
+        candidate = _reached(reach)(*args, author="model", **kwargs)
+    except ValueError as error:  # SkillError: no such skill, a name refused, no body, no reason
+        raise ToolRefused(str(error)) from error
+    return {"skill": candidate.skill, "candidate": candidate.version, "status": "measuring"}
+
+
 def write_candidate(
     skill: Annotated[str, Field(description="имя навыка, как в его папке (например use-tables)")],
     body: Annotated[str, Field(description="полный текст второй версии навыка, без front matter")],
@@ -281,14 +300,35 @@ def write_candidate(
 ) -> dict[str, Any]:
     """Write the second version of a skill beside the active one. Only a candidate file: the
     active version and the instruction are out of this tool's reach."""
-    tenant = current()
-    if tenant.run is None or tenant.run.verb != EVOLVE:
-        raise ToolRefused("write_candidate serves only the memory's own evolution runs")
-    try:
-        candidate = _reached("write_candidate")(skill, body=body, reason=reason, author="model")
-    except ValueError as error:  # SkillError: no such skill, no body, no reason
-        raise ToolRefused(str(error)) from error
-    return {"skill": candidate.skill, "candidate": candidate.version, "status": "measuring"}
+    _evolving()
+    return _measuring("write_candidate", skill, body=body, reason=reason)
+
+
+def propose_skill(
+    name: Annotated[str, Field(description="имя нового навыка (латиница, дефисы), его папка")],
+    beside: Annotated[
+        str, Field(description="существующий навык, рядом с которым он будет читаться")
+    ],
+    description: Annotated[str, Field(description="когда его применять, одной фразой")],
+    body: Annotated[str, Field(description="полный текст навыка, без front matter")],
+    reason: Annotated[str, Field(description="какой промах он исправляет")],
+) -> dict[str, Any]:
+    """Propose a skill that does not exist yet: a candidate read in the calls of ``beside``,
+    with no tools of its own; the name passes the memory's one name check."""
+    _evolving()
+    return _measuring(
+        "propose_skill", name, beside=beside, description=description, body=body, reason=reason
+    )
+
+
+def propose_instruction(
+    lines: Annotated[str, Field(description="новые строки инструкции, по строке на способность")],
+    reason: Annotated[str, Field(description="какой промах они исправляют")],
+) -> dict[str, Any]:
+    """Propose lines added to the instruction: a candidate of the whole instruction, never the
+    live one (nor the reference, which only staff set)."""
+    _evolving()
+    return _measuring("propose_instruction", lines, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -361,12 +401,27 @@ TOOLS: tuple[AgentTool, ...] = (
         "настоящих запросах и заменит действующую только по вердиктам снаружи и цене. Один коммит.",
         writes=True,
     ),
+    AgentTool(
+        "propose_skill",
+        propose_skill,
+        "Предложить навык, которого ещё нет: кандидат, который читается рядом с существующим "
+        "навыком; он пойдёт в теневую проверку и станет навыком только по вердиктам и цене.",
+        writes=True,
+    ),
+    AgentTool(
+        "propose_instruction",
+        propose_instruction,
+        "Предложить новые строки инструкции: кандидат всей инструкции, теневая проверка на всех "
+        "вызовах, замена только по вердиктам и цене.",
+        writes=True,
+    ),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
 WRITE_TOOLS = tuple(t.name for t in TOOLS if t.writes)
 READ_TOOLS = ("read_catalog", "read_table", "ask_graph")
 RESEARCH_TOOLS = (*READ_TOOLS, "find_notes")  # level 5 cites notes by what they say
-EVOLVE_TOOLS = ("write_candidate",)  # the model writing a candidate skill, and nothing else
+# The model writing a candidate — a second version, a new skill, instruction lines — and nothing else.
+EVOLVE_TOOLS = ("write_candidate", "propose_skill", "propose_instruction")
 # What a write tool answers in a shadow run: the call is recorded (what the candidate would
 # have written is its answer), nothing is written.
 SHADOW_WRITE = {"written": False, "note": "теневой прогон: ничего не записано"}
@@ -382,8 +437,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _in_shadow(tenant: Tenant) -> bool:
-    return tenant.run is not None and tenant.run.channel == SHADOW
+def _in_shadow(tenant: Tenant, tool: str) -> bool:
+    """Does this write stay unwritten? In a shadow-channel run, yes — save a candidate tool in
+    the memory's own evolution run (it writes only candidates, and that is its work), unless
+    that run is itself a replay (a case's shadow, measuring evolve-skill's candidate)."""
+    run = tenant.run
+    if run is None or run.channel != SHADOW:
+        return False
+    return tool not in EVOLVE_TOOLS or ShadowCase.objects.filter(shadow=run).exists()
 
 
 def _dry(tool: AgentTool) -> Callable[..., dict[str, Any]]:
@@ -412,7 +473,7 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         )
     try:
         # The same validation MCP applies, so in-process calls (HTTP backends) get it too.
-        if tool.writes and name not in EVOLVE_TOOLS and _in_shadow(tenant):
+        if tool.writes and _in_shadow(tenant, name):
             result = validate_call(_dry(tool))(**arguments)
         else:
             result = validate_call(tool.fn)(**arguments)

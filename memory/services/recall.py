@@ -67,9 +67,10 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
     answer = _answer(parsed, run, grant, climb)
     usages = [o.usage for o in climb.outcomes if o.usage is not None]
     by_research = _research_state(answer, ctx, climb.final)
+    kept = None  # the relearning cycle's result, when its model wrote the summary
     if climb.final is not None and not by_research:
         if climb.depth_used >= settings.RELEARN_FROM_LEVEL or climb.final.computed:
-            relearned = _relearn(parsed, caller, run, climb.final, climb.depth_used, usages)
+            relearned, kept = _relearn(parsed, caller, run, climb.final, climb.depth_used, usages)
             if relearned is not None:
                 answer["relearned"] = relearned
     answer["seconds"] = round(time.perf_counter() - started, 4)
@@ -88,6 +89,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
         skills=sorted(
             {s for o in climb.outcomes for s in o.skills}
             | ({relearning.SKILL} if "relearned" in answer else set())
+            | set(relearning.skills_for(kept.level) if kept is not None else ())
         ),
         relearned=answer.get("relearned", {}),
         returned=_returned_ids(answer["answer"]),
@@ -106,7 +108,15 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
                 "thread": parsed.get("thread") or "",
             },
             answer=lambda: answer_brief(climb.final),
-            skills=[s for s in run.skills if s != research_level.SKILL],
+            skills=sorted({s for o in climb.outcomes for s in o.skills} - {research_level.SKILL}),
+        )
+    if closed and kept is not None:  # the cycle's summary was the model's: replayable too
+        share.offer(
+            run,
+            call=share.RELEARNING,
+            request={"result": relearning.replay_request(kept), "lang": ctx.lang},
+            answer=measure.brief(found=bool(kept.summary.strip()), text=kept.summary),
+            skills=relearning.skills_for(kept.level),
         )
     return answer
 
@@ -250,23 +260,25 @@ def climb_again(run: Any, request: dict[str, Any]) -> tuple[Any, list[Any], list
 
 def _relearn(
     parsed: Any, caller: Caller, run: Any, final: Any, level: int, usages: list[Any]
-) -> dict[str, Any] | None:
+) -> tuple[dict[str, Any] | None, relearning.Result | None]:
     """Keep what an expensive answer found, so the same question is cheap next time. The answer
-    is ready: a cycle that breaks is reported in it, never turned into an error answer."""
+    is ready: a cycle that breaks is reported in it, never turned into an error answer. With
+    what was kept: the result, when the model wrote its summary (a shadow may replay that)."""
     if settings.RELEARNING == "off":
-        return None
+        return None, None
     result = relearning.from_outcome(
         question=parsed.get("text"), level=level, outcome=final, scope=parsed.get("scope", [])
     )
     if result is None:
-        return None
+        return None, None
     try:
-        return relearning.relearn(
+        kept = relearning.relearn(
             result, architect=caller.architect, run=run, lang=parsed.lang, usages=usages
         )
     except Exception as error:
         log.exception("recall: the relearning cycle of run %s failed", run.pk)
-        return relearning.failed(error)
+        return relearning.failed(error), None
+    return kept, result if kept.get("written_by") == "model" else None
 
 
 def _returned_ids(body: dict[str, Any]) -> list[str]:

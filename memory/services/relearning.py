@@ -33,12 +33,17 @@ from django.utils import timezone
 from memory import language, model, ner
 from memory import scope as scopes
 from memory.agent import instruction
+from memory.celery import enqueue
 from memory.i18n import Text
 from memory.knowledge import fill
 from memory.knowledge import objects as objects_service
+from memory.levels import graph as graph_level
+from memory.levels import vectors as vectors_level
 from memory.model.base import ModelError, ToolGrant
 from memory.model.structured import ask_json
 from memory.models import Architect, MemoryObject, Note, Run, Summary, SummaryKeyword, SummaryLink
+from memory.services.evolution.candidates import PATTERN_TASK
+from memory.shadowing import in_shadow
 from memory.shape import selectors
 from memory.shape.physical import ROOT_TABLE
 from memory.stores import outbox
@@ -54,6 +59,11 @@ from memory.stores.vectors import VectorItem
 log = logging.getLogger(__name__)
 
 SKILL = "relearning-cycle"
+# The summary's model call reads the cycle's skill, and the skill of the store whose answer it
+# keeps when that level ran no model of its own (the graph's at level 3, the vectors' at 4):
+# that call is where those skills reach a model, so where their candidates are measured.
+_LEVEL_SKILL = {3: graph_level.SKILL, 4: vectors_level.SKILL}
+SKILLS = (SKILL, *_LEVEL_SKILL.values())
 FACTS_IN_SUMMARY = 3
 FACT_CHARS = 200
 
@@ -71,13 +81,24 @@ _DETAIL = Text(ru="Подробно — объект {object}.", en="The detail 
 _MODEL_TASK = (
     "Задача — шаг 3 навыка relearning-cycle: напиши короткое саммари (два-три предложения) того, "
     "что память нашла на вопрос: что найдено и на чём основано (заметки и их дни). Без выдумок: "
-    "только то, что в фактах."
+    "только то, что в фактах. Если в том, как этот ответ добыт, видна закономерность, которая "
+    "пригодится навыку в следующий раз, — верни её в pattern: lesson — одна строка для навыка, "
+    "skill — имя навыка, которого она касается. Закономерность станет кандидатом навыка и будет "
+    "проверена в тени; нет её — pattern не пиши."
 )
 _MODEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["summary"],
-    "properties": {"summary": {"type": "string"}},
+    "properties": {
+        "summary": {"type": "string"},
+        "pattern": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["lesson"],
+            "properties": {"skill": {"type": "string"}, "lesson": {"type": "string"}},
+        },
+    },
 }
 _FACT = Text(ru="«{text}» (заметка {note}, {day})", en="«{text}» (note {note}, {day})")
 _FACT_BARE = Text(ru="«{text}»", en="«{text}»")
@@ -248,15 +269,22 @@ def summary_text(result: Result, *, run: Run, object_id: str, lang: str) -> str:
     )
 
 
+def skills_for(level: int) -> tuple[str, ...]:
+    """The skills the summary's model call reads for an answer found at this level."""
+    return (SKILL, _LEVEL_SKILL[level]) if level in _LEVEL_SKILL else (SKILL,)
+
+
 def _model_summary(
     result: Result, *, architect: Architect, run: Run, usages: list[Any] | None
-) -> str:
+) -> tuple[str, dict[str, str] | None]:
     """Step 3 by the model, when one is set (before the cycle's transaction: no lock is held
-    during a model call). Its failure is logged and the code writes the summary instead."""
+    during a model call), and the pattern it saw, if it saw one. Its failure is logged and the
+    code writes the summary instead."""
     facts = [{k: f.get(k) for k in ("note", "text", "said_at")} for f in result.facts]
     prompt = "\n".join(
         [
             f"Вопрос: «{result.question}»",
+            f"Уровень, на котором найден ответ: {result.level}",
             f"Ответ: {result.text[:2000]}",
             "Факты: " + json.dumps(facts or result.rows or [], ensure_ascii=False)[:6000],
         ]
@@ -265,7 +293,7 @@ def _model_summary(
         value, used = ask_json(
             model.backend(),
             prompt=prompt,
-            system=instruction.system_prompt((SKILL,), extra=_MODEL_TASK),
+            system=instruction.system_prompt(skills_for(result.level), extra=_MODEL_TASK),
             schema=_MODEL_SCHEMA,
             tools=ToolGrant(architect_id=architect.pk, run_id=str(run.pk), tools=()),
             thread=None,
@@ -275,10 +303,35 @@ def _model_summary(
         log.warning("relearning: the model did not write the summary (%s); code writes it", error)
         if usages is not None and error.usage is not None:
             usages.append(error.usage)  # a failed call is counted on the run all the same
-        return ""
+        return "", None
     if usages is not None:
         usages.append(used)
-    return str(value.get("summary") or "")
+    pattern = value.get("pattern") or {}
+    lesson = " ".join(str(pattern.get("lesson") or "").split())
+    seen = {"skill": str(pattern.get("skill") or SKILL).strip(), "lesson": lesson}
+    return str(value.get("summary") or ""), seen if lesson else None
+
+
+def replay_request(result: Result) -> dict[str, Any]:
+    """What the shadow needs to write this result's summary again (``summarize_again``)."""
+    return {
+        "question": result.question,
+        "level": result.level,
+        "kind": result.kind,
+        "text": result.text,
+        "facts": result.facts,
+        "scope": result.scope,
+        "rows": result.rows,
+    }
+
+
+def summarize_again(run: Run, request: dict[str, Any]) -> tuple[str, list[Any]]:
+    """Step 3 once more, for a shadow run (memory.services.evolution): the model writes the
+    summary of the same result; nothing is kept, and a pattern it sees opens nothing."""
+    result = Result(**request["result"])
+    usages: list[Any] = []
+    summary, _ = _model_summary(result, architect=run.architect, run=run, usages=usages)
+    return summary, usages
 
 
 def meaning_text(result: Result) -> str:
@@ -424,9 +477,16 @@ def relearn(
     (a store that does not answer leaves its item queued, never an error), ``async`` hands them
     to the outbox's worker."""
     mode = mode or settings.RELEARNING
+    pattern = None
     if not result.summary.strip() and result.claim == "inferred" and model.configured():
-        result.summary = _model_summary(result, architect=architect, run=run, usages=usages)
+        result.summary, pattern = _model_summary(
+            result, architect=architect, run=run, usages=usages
+        )
     summary, steps, graph_note, link = _keep(result, architect=architect, run=run, lang=lang)
+    if pattern is not None and not in_shadow():
+        # The pattern becomes a candidate of its skill on Celery, after this commits: a commit
+        # of the skills repository never runs inside the request.
+        enqueue(PATTERN_TASK, pattern["skill"], pattern["lesson"], str(run.pk))
     stores: dict[str, dict[str, Any]] = {}
     for step, items in steps.items():  # each step's own status (the card's vector is step 2's)
         if not items:

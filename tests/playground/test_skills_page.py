@@ -120,3 +120,51 @@ def test_the_admin_lists_candidates_and_shadow_cases(staff, alice):
     assert response.status_code == 302
     assert SkillCandidate.objects.get().status == "killed"
     assert skills_repo.candidate("naming") is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("lang", "heading", "new_skill", "lines"),
+    [
+        ("ru", "Предложено агентом", "новый навык, читается рядом с use-tables",
+         "новые строки инструкции (MEMORY-AGENT.md)"),
+        ("en", "Proposed by the agent", "a new skill, read beside use-tables",
+         "new instruction lines (MEMORY-AGENT.md)"),
+    ],
+)  # fmt: skip
+def test_staff_see_what_the_agent_proposed_and_may_kill_it(
+    staff_browser, lang, heading, new_skill, lines
+):
+    """A new skill and instruction lines the model proposed are candidates on the page, in the
+    page's language, with their figures; staff kill one like any candidate (a commit). On main
+    the page listed active skills only, and nothing could be proposed."""
+    url = f"/{lang}/settings/skills"
+    before = _page_at(staff_browser, url)
+    assert heading in before and 'class="skill proposed"' not in before
+    candidates.propose_skill(
+        "проверка дат", beside="use-tables", description="Когда в вопросе есть дата.",
+        body="Сверь дату вопроса с датой записи.", reason="ответы о прошлом", author="model",
+    )  # fmt: skip
+    candidates.propose_instruction("Даты — навык proverka-dat.", reason="даты", author="model")
+    page = _page_at(staff_browser, url)
+    card = page[page.index('id="proposed-proverka-dat"') :]
+    card = card[: card.index("</section>")]
+    assert new_skill in card and "Сверь дату вопроса с датой записи." in card
+    assert "model" in card and "ответы о прошлом" in card
+    assert 'data-side="candidate" data-figure="confirmed">0<' in card
+    assert 'class="kill-candidate"' in card
+    card = page[page.index('id="proposed-MEMORY-AGENT"') :]
+    card = card[: card.index("</section>")]
+    assert lines in card and "- Даты — навык proverka-dat." in card
+
+    response = staff_browser.post(f"{url}/proverka-dat/kill", {"reason": "не нужен"})
+    assert response.status_code == 302
+    assert SkillCandidate.objects.get(skill="proverka-dat").status == "killed"
+    assert "proverka-dat" not in skills_repo.proposed()
+    assert 'id="proposed-proverka-dat"' not in _page_at(staff_browser, url)
+
+
+def _page_at(client: Client, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return html.unescape(response.content.decode())

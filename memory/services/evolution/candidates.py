@@ -20,6 +20,7 @@ from memory.services.evolution.measure import figures, verdict_of
 log = logging.getLogger(__name__)
 
 EVALUATE_TASK = "memory.skills_evaluate"
+PATTERN_TASK = "memory.skills_pattern"
 
 
 def open_candidate(skill: str) -> SkillCandidate | None:
@@ -31,11 +32,60 @@ def write_candidate(
 ) -> SkillCandidate:
     """Write a candidate beside the active version (one commit) and start measuring it. A text
     written over an open candidate replaces it: its cases measured the old text."""
-    active = skills_repo.active().get(skill)
     written, sha = skills_repo.write_candidate(
         skill, body=body, description=description, reason=reason, author=author
     )
+    return _opened(skill, written, sha, reason=reason, author=author)
+
+
+def propose_skill(
+    label: str, *, beside: str, description: str, body: str, reason: str, author: str
+) -> SkillCandidate:
+    """A new skill, proposed as a candidate (one commit): measured in the calls of the skill it
+    goes beside, promoted or deleted by the same rule as any candidate (``evaluate``)."""
+    written, sha = skills_repo.write_new_skill(
+        label, beside=beside, description=description, body=body, reason=reason, author=author
+    )
+    return _opened(written.name, written, sha, reason=reason, author=author)
+
+
+def propose_instruction(lines: str, *, reason: str, author: str) -> SkillCandidate:
+    """New instruction lines, proposed as a candidate of the instruction (one commit): every
+    call reads the instruction, so every call's replay measures it; the same rule decides."""
+    written, sha = skills_repo.write_instruction_candidate(lines, reason=reason, author=author)
+    return _opened(skills_repo.INSTRUCTION_NAME, written, sha, reason=reason, author=author)
+
+
+def from_pattern(skill: str, lesson: str, *, run_id: str) -> SkillCandidate | None:
+    """A pattern the model worked out in a relearning cycle (the owner's passport §14.4: a
+    pattern not measured is a habit, not knowledge) becomes a candidate of the skill it
+    concerns: the active text with the lesson added, measured in the shadow like any other.
+    None when it names no skill of the memory (it is logged), or when the skill already has a
+    candidate being measured: a pattern never throws away another's cases."""
+    lesson = " ".join(str(lesson or "").split())
+    active = skills_repo.active().get(skill)
+    if active is None or not lesson:
+        log.info("evolution: the pattern of run %s names no skill (%r): %s", run_id, skill, lesson)
+        return None
+    if open_candidate(skill) is not None:
+        log.info("evolution: %s is being measured; the pattern of run %s waits", skill, run_id)
+        return None
+    if lesson in active.body:
+        return None
+    return write_candidate(
+        skill,
+        body=f"{active.body}\n\n{lesson}",
+        reason=f"a pattern of the relearning cycle of run {run_id}: {lesson}",
+        author="model",
+    )
+
+
+def _opened(skill: str, written: Any, sha: str, *, reason: str, author: str) -> SkillCandidate:
+    active = skills_repo.active().get(skill)
     text = skills_repo.text_of(written)
+    measured_against = skills_repo.text_of(active) if active else ""
+    if skill == skills_repo.INSTRUCTION_NAME:
+        measured_against = skills_repo.instruction_path().read_text(encoding="utf-8")
     with transaction.atomic():
         SkillCandidate.objects.filter(skill=skill, status="open").update(
             status="replaced",
@@ -46,7 +96,7 @@ def write_candidate(
         return SkillCandidate.objects.create(
             skill=skill,
             version=skills_repo.version(text),
-            active_version=skills_repo.version(skills_repo.text_of(active)) if active else "",
+            active_version=skills_repo.version(measured_against) if measured_against else "",
             opened_by=author,
             opened_why=reason.strip(),
             opened_commit=sha,

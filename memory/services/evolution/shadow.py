@@ -25,7 +25,9 @@ from memory.model.base import ModelError, ModelResult, ToolGrant
 from memory.models import Architect, Run, ShadowCase, SkillCandidate, ToolCall
 from memory.models.runs import EVOLVE, SHADOW
 from memory.services import recall as recall_service
+from memory.services import relearning
 from memory.services import remember as remember_service
+from memory.services.evolution import share
 from memory.services.evolution.candidates import evaluate, open_candidate
 from memory.services.evolution.measure import Misses, agree, brief, misses, writes_of
 from memory.services.evolution.share import REPLAYABLE, replayable, turns_today
@@ -37,13 +39,18 @@ log = logging.getLogger(__name__)
 
 EVOLVE_SKILL = "evolve-skill"
 
-# The skills a shadow run can replay, by the verb whose model part used them — read from the
-# model calls themselves (remember's turn, level 2, level 5), never listed twice. The other
-# skills (the graph's, the relearning cycle's, this one's) run in no replayable call.
+# The skills a shadow run can replay, by the model call that reads them — taken from the
+# modules that make those calls, never listed twice: remember's turn, level 2 (the tables' and
+# the graph's skills: ask_graph is among its tools), level 5, the relearning cycle's summary
+# (its own skill, and the graph's or the vectors' for an answer of level 3 or 4: those levels
+# run no model, so this is where their skills reach one), and the model writing a candidate.
 REPLAYABLE.update(
     {
-        "remember": tuple(remember_service.SKILLS),
-        "recall": (*model_level.SKILLS, RESEARCH_SKILL),
+        share.REMEMBER: tuple(remember_service.SKILLS),
+        share.RECALL: tuple(model_level.SKILLS),
+        share.RESEARCH: (RESEARCH_SKILL,),
+        share.RELEARNING: tuple(relearning.SKILLS),
+        share.EVOLVE: (EVOLVE_SKILL,),
     }
 )
 
@@ -74,7 +81,7 @@ def conduct(case_id: int) -> ShadowCase | None:
     started = time.perf_counter()
     try:
         with instruction.trying({skill: current}), shadowing():
-            replayed = _REPLAY[case.run.verb](case, skill)
+            replayed = _REPLAY[_call_of(case, skill)](case, skill)
     except Exception as error:
         log.exception("evolution: shadow case %s failed", case_id)
         usage = getattr(error, "usage", None)
@@ -131,15 +138,26 @@ def _replay_remember(case: ShadowCase, skill: str) -> ShadowAnswer:
     )
 
 
+def _call_of(case: ShadowCase, skill: str) -> str:
+    """The model call the case replays, as its offer named it (a case queued before calls were
+    named: the research for deep-analysis, else the run's verb)."""
+    named = case.request.get("call")
+    if named:
+        return str(named)
+    return share.RESEARCH if skill == RESEARCH_SKILL else case.run.verb
+
+
+def _replay_research(case: ShadowCase, skill: str) -> ShadowAnswer:
+    found, usages = research.investigate_again(case.shadow, case.request)
+    return ShadowAnswer(
+        answer=brief(found=found.found, ids=[b["note"] for b in found.basis], text=found.text),
+        usages=usages,
+        found=found.found,
+        tools=list(ToolCall.objects.filter(run=case.shadow).values_list("tool", flat=True)),
+    )
+
+
 def _replay_recall(case: ShadowCase, skill: str) -> ShadowAnswer:
-    if skill == RESEARCH_SKILL:
-        found, usages = research.investigate_again(case.shadow, case.request)
-        return ShadowAnswer(
-            answer=brief(found=found.found, ids=[b["note"] for b in found.basis], text=found.text),
-            usages=usages,
-            found=found.found,
-            tools=list(ToolCall.objects.filter(run=case.shadow).values_list("tool", flat=True)),
-        )
     final, usages, tools = recall_service.climb_again(case.shadow, case.request)
     return ShadowAnswer(
         answer=recall_service.answer_brief(final),
@@ -149,9 +167,49 @@ def _replay_recall(case: ShadowCase, skill: str) -> ShadowAnswer:
     )
 
 
+def _replay_relearning(case: ShadowCase, skill: str) -> ShadowAnswer:
+    """The relearning cycle's summary written again from the same result: nothing is kept."""
+    summary, usages = relearning.summarize_again(case.shadow, case.request)
+    return ShadowAnswer(
+        answer=brief(found=bool(summary.strip()), text=summary),
+        usages=usages,
+        found=bool(summary.strip()),
+    )
+
+
+def _replay_evolve(case: ShadowCase, skill: str) -> ShadowAnswer:
+    """The model's candidate-writing turn again, on the same facts: its tools write nothing in
+    a replay (the calls are recorded, what they would have written is the answer)."""
+    result = _write_turn(case.shadow, case.request["text"])
+    written = written_by(case.shadow)
+    return ShadowAnswer(
+        answer=written,
+        usages=[result],
+        found=written["found"],
+        tools=list(ToolCall.objects.filter(run=case.shadow).values_list("tool", flat=True)),
+    )
+
+
+def written_by(writer: Run) -> dict[str, Any]:
+    """A candidate-writing turn's answer in brief: the texts its tools wrote (or, replayed,
+    would have written) — second versions, new skills, instruction lines."""
+    texts = [
+        " ".join(
+            str((call.arguments or {}).get(key, ""))
+            for key in ("skill", "name", "beside", "body", "lines")
+        )
+        for call in ToolCall.objects.filter(run=writer, error="").order_by("pk")
+        if call.tool in agent_tools.EVOLVE_TOOLS
+    ]
+    return brief(found=bool(texts), text="\n".join(texts))
+
+
 _REPLAY: dict[str, Callable[[ShadowCase, str], ShadowAnswer]] = {
-    "remember": _replay_remember,
-    "recall": _replay_recall,
+    share.REMEMBER: _replay_remember,
+    share.RECALL: _replay_recall,
+    share.RESEARCH: _replay_research,
+    share.RELEARNING: _replay_relearning,
+    share.EVOLVE: _replay_evolve,
 }
 
 
@@ -161,7 +219,9 @@ _WRITE_TASK = (
     "проиграет по цене. Промахи действующей версии (факты прогонов): {facts}. "
     "Текст действующей версии:\n\n{body}\n\n"
     "Запиши вторую версию инструментом write_candidate (skill, body, reason): body — полный "
-    "текст навыка без заголовка front matter, reason — какой промах она исправляет."
+    "текст навыка без заголовка front matter, reason — какой промах она исправляет. Если промах "
+    "не в тексте этого навыка, а в том, чего нет, — предложи новый навык (propose_skill) или "
+    "новые строки инструкции (propose_instruction): это тоже кандидаты, их проверит тень."
 )
 
 
@@ -175,6 +235,10 @@ def watch() -> dict[str, Any]:
     for case in ShadowCase.objects.filter(status__in=("queued", "running"), created_at__lt=stale):
         _fail(case, "no worker finished this shadow case in time")
         report["abandoned"] += 1
+    for name in sorted(skills_repo.proposed()):  # a new skill or the instruction's lines
+        candidate = open_candidate(name)
+        if candidate is not None:
+            report["evaluated"][name] = evaluate(candidate)
     for name in sorted(skills_repo.active()):
         candidate = open_candidate(name)
         if candidate is not None:
@@ -208,6 +272,9 @@ def _ask_model_to_write(skill: str, seen: Misses) -> SkillCandidate | None:
     architect = runs.first().architect if runs.exists() else Architect.objects.first()
     if architect is None:
         return None
+    prompt = _WRITE_TASK.format(
+        skill=skill, facts=json.dumps(facts, ensure_ascii=False), body=active.body
+    )
     writer = Run.objects.create(
         architect=architect,
         verb=EVOLVE,
@@ -216,32 +283,40 @@ def _ask_model_to_write(skill: str, seen: Misses) -> SkillCandidate | None:
         channel=SHADOW,
         process=process_tag(),
     )
-    usages: list[ModelResult] = []
     try:
-        with shadowing():
-            result = model.backend().run(
-                prompt=_WRITE_TASK.format(
-                    skill=skill, facts=json.dumps(facts, ensure_ascii=False), body=active.body
-                ),
-                system=instruction.system_prompt((EVOLVE_SKILL,)),
-                tools=ToolGrant(
-                    architect_id=architect.pk,
-                    run_id=str(writer.pk),
-                    tools=agent_tools.EVOLVE_TOOLS,
-                ),
-                thread=None,
-                timeout=settings.MODEL_TURN_TIMEOUT,
-            )
-        usages.append(result)
+        result = _write_turn(writer, prompt)
     except ModelError as error:
-        if error.usage is not None:
-            usages.append(error.usage)
+        usages = [error.usage] if error.usage is not None else []
         run_close(writer, usages=usages, error=f"{error.code}: {error.message}", failed=True)
         return None
     run_close(
         writer,
-        usages=usages,
+        usages=[result],
         skills=[EVOLVE_SKILL],
         tools=list(ToolCall.objects.filter(run=writer).values_list("tool", flat=True)),
     )
+    # The writing turn is evolve-skill's call: a candidate of evolve-skill replays it.
+    share.offer(
+        writer,
+        call=share.EVOLVE,
+        request={"text": prompt, "skill": skill},
+        answer=lambda: written_by(writer),
+        skills=[EVOLVE_SKILL],
+    )
     return open_candidate(skill)
+
+
+def _write_turn(writer: Run, prompt: str) -> ModelResult:
+    """One turn of the model by evolve-skill, its only tools those that write candidates."""
+    with shadowing():
+        return model.backend().run(
+            prompt=prompt,
+            system=instruction.system_prompt((EVOLVE_SKILL,)),
+            tools=ToolGrant(
+                architect_id=writer.architect_id,
+                run_id=str(writer.pk),
+                tools=agent_tools.EVOLVE_TOOLS,
+            ),
+            thread=None,
+            timeout=settings.MODEL_TURN_TIMEOUT,
+        )

@@ -1,8 +1,11 @@
 """Which real runs a candidate is measured on: for each skill a run used that has an open
 candidate, every 1/``SHADOW_RATE``-th such request, within the day's cap on model turns, becomes a
-shadow case sent to Celery once it commits. The skills each verb's model calls use are
+shadow case sent to Celery once it commits. The skills each replayable model call uses are
 registered by those calls' own modules at start-up (``REPLAYABLE``, filled by
-``memory.services.evolution.shadow``), so this module imports no verb."""
+``memory.services.evolution.shadow``), so this module imports no verb. Beside a call's own
+skills, two kinds of candidate are measured in it: a new skill the agent proposed, in the calls
+of the skill it goes beside, and the instruction's candidate, in every call (every call reads
+the instruction)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory.agent import skills_repo
 from memory.celery import Failed, enqueue
 from memory.celery import send as celery_send
 from memory.models import Run, ShadowCase, SkillCandidate
@@ -26,12 +30,43 @@ log = logging.getLogger(__name__)
 
 SHADOW_TASK = "memory.shadow_run"
 
-# verb → the skills its replayable model calls use (remember's turn, level 2, level 5).
+# The replayable model calls, by name: remember's turn, recall's levels 1–4 (level 2's call),
+# the research (level 5), the relearning cycle's summary, the model writing a candidate.
+REMEMBER, RECALL, RESEARCH, RELEARNING, EVOLVE = (
+    "remember",
+    "recall",
+    "research",
+    "relearning",
+    "evolve",
+)
+# call → the skills it reads.
 REPLAYABLE: dict[str, tuple[str, ...]] = {}
 
 
 def replayable(skill: str) -> bool:
-    return any(skill in names for names in REPLAYABLE.values())
+    if skill == skills_repo.INSTRUCTION_NAME:
+        return bool(REPLAYABLE)  # read by every call
+    if any(skill in names for names in REPLAYABLE.values()):
+        return True
+    proposed = skills_repo.proposed().get(skill) or skills_repo.active().get(skill)
+    return proposed is not None and bool(proposed.beside) and replayable(proposed.beside)
+
+
+def _measured(call: str, skills: Iterable[str]) -> list[str]:
+    """The names whose candidates this call measures: its own skills, a proposed skill that goes
+    beside one of them, and the instruction."""
+    own = [name for name in skills if name in REPLAYABLE.get(call, ())]
+    others = []
+    for name in SkillCandidate.objects.filter(status="open").values_list("skill", flat=True):
+        if name in own:
+            continue
+        if name == skills_repo.INSTRUCTION_NAME:
+            others.append(name)
+            continue
+        file = skills_repo.candidate(name)
+        if file is not None and file.beside in own:
+            others.append(name)
+    return own + sorted(others)
 
 
 def turns_today() -> int:
@@ -57,12 +92,14 @@ def offer(
     request: dict[str, Any],
     answer: dict[str, Any] | Callable[[], dict[str, Any]],
     skills: Iterable[str] | None = None,
+    call: str | None = None,
 ) -> list[ShadowCase]:
-    """After a real run closed: for each skill it used that has an open candidate, count the
-    request, and when it is one of the share and the day's cap allows, queue its shadow replay
-    (sent on commit). Never raises: the answer is already given."""
+    """After a real run closed: for each skill its model call ``call`` (by default the run's
+    verb) used that has an open candidate, count the request, and when it is one of the share
+    and the day's cap allows, queue its shadow replay (sent on commit). Never raises: the
+    answer is already given."""
     try:
-        return _offer(run, request=request, answer=answer, skills=skills)
+        return _offer(run, request=request, answer=answer, skills=skills, call=call or run.verb)
     except Exception:
         log.exception("evolution: offering run %s to the shadow test failed", run.pk)
         return []
@@ -74,19 +111,22 @@ def _offer(
     request: dict[str, Any],
     answer: dict[str, Any] | Callable[[], dict[str, Any]],
     skills: Iterable[str] | None,
+    call: str,
 ) -> list[ShadowCase]:
-    if run.channel == SHADOW or settings.SHADOW_RATE <= 0 or request.get("thread"):
+    # A shadow-channel run is a replay, never replayed, save the model writing a candidate:
+    # it answers nobody, and it is the call evolve-skill's candidates are measured on.
+    if (run.channel == SHADOW and call != EVOLVE) or settings.SHADOW_RATE <= 0:
+        return []
+    if request.get("thread"):
         return []  # a request continuing a conversation cannot be replayed without joining it
     cases = []
-    for name in skills if skills is not None else run.skills or []:
-        if name not in REPLAYABLE.get(run.verb, ()):
-            continue
+    for name in _measured(call, skills if skills is not None else run.skills or []):
         with transaction.atomic():
             candidate = (
                 SkillCandidate.objects.select_for_update().filter(skill=name, status="open").first()
             )
-            if candidate is None:
-                continue
+            if candidate is None or candidate.cases.filter(run=run).exists():
+                continue  # one case a candidate a real run (a run may offer two calls)
             SkillCandidate.objects.filter(pk=candidate.pk).update(eligible=F("eligible") + 1)
             candidate.refresh_from_db(fields=["eligible"])
             if not due(candidate.eligible):
@@ -113,7 +153,7 @@ def _offer(
                 run=run,
                 shadow=shadow,
                 estimate=estimate,
-                request=request,
+                request={**request, "call": call},
                 real_answer=answer,
             )
             enqueue(SHADOW_TASK, case.pk, failed=not_sent(case.pk))

@@ -110,6 +110,7 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
                 found=found.found, ids=[b["note"] for b in found.basis], text=found.text
             ),
             skills=[SKILL],
+            call=share.RESEARCH,
         )
     return research
 

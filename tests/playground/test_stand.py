@@ -267,6 +267,15 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
             "summary": "эталон инструкции",
         },
         "write_candidate": {"skill": "MEMORY-AGENT.md", "body": reference, "reason": "эталон"},
+        "propose_skill": {
+            "name": "MEMORY-AGENT.md",
+            "beside": "naming",
+            "description": "эталон",
+            "body": reference,
+            "reason": "эталон",
+        },
+        # Lines proposed for the instruction are a candidate of it, never the live file.
+        "propose_instruction": {"lines": reference, "reason": "эталон"},
     }
     assert set(arguments) == {t.name for t in tools.TOOLS}  # a new tool is exercised here too
     active = {n: s.body for n, s in skills_repo.active().items()}
@@ -280,9 +289,10 @@ def test_no_tool_and_no_view_but_the_staff_reset_writes_the_reference(
     for each in (run, evolve):
         with tools.bound(tools.Tenant(architect=carol.architect, run=each)):
             for name, given in arguments.items():
-                for skill in targets if name == "write_candidate" else [None]:
+                key = {"write_candidate": "skill", "propose_skill": "name"}.get(name)
+                for skill in targets if key else [None]:
                     try:
-                        tools.call(name, {**given, "skill": skill} if skill is not None else given)
+                        tools.call(name, {**given, key: skill} if key else given)
                     except tools.ToolRefused:
                         pass  # a refusal is recorded, and writes nothing either
         assert {c.tool for c in each.tool_calls.all()} == set(arguments)  # each one really ran

@@ -12,7 +12,7 @@ writes the note.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, TypeVar
@@ -374,32 +374,45 @@ def holders_first(order: Sequence[K], own: Mapping[K, float], places: Mapping[K,
     stronger, that neighbour moves to just above it. Everything else keeps its order."""
     width = max(settings.RANK_NEIGHBOURHOOD_NOTES, settings.NOTES_CONTEXT_NEIGHBOURS)
     ranked = list(order)
-
-    def near(a: K, b: K) -> bool:
-        pa, pb = places.get(a), places.get(b)
-        return (
-            pa is not None and pb is not None and pa[0] is not None and pa[0] == pb[0]
-            and abs(pa[1] - pb[1]) <= width
-        )  # fmt: skip
-
+    close = _neighbours(ranked, places, width)
+    if not close:
+        return ranked
     moved = True
     while moved:  # each move puts a stronger holder above a weaker neighbour: it ends
         moved = False
+        at = {key: i for i, key in enumerate(ranked)}
         for j in range(1, len(ranked)):
             mine = own.get(ranked[j], 0.0)
-            above = next(
-                (
-                    i
-                    for i in range(j)
-                    if near(ranked[i], ranked[j]) and own.get(ranked[i], 0.0) < mine
-                ),
-                None,
-            )
+            above = min(
+                (at[n] for n in close.get(ranked[j], ()) if at[n] < j and own.get(n, 0.0) < mine),
+                default=None,
+            )  # the first note above this one that is its weaker neighbour
             if above is not None:
                 ranked.insert(above, ranked.pop(j))
                 moved = True
                 break
     return ranked
+
+
+def _neighbours(keys: Sequence[K], places: Mapping[K, Place], width: int) -> dict[K, list[K]]:
+    """Each key's neighbours among ``keys``: told in the same conversation, at most ``width``
+    positions apart. Found once per ranking by sorting each conversation's keys by position, so
+    a list of n candidates costs n·width steps, not n² comparisons per pass."""
+    talks: dict[Any, list[tuple[int, K]]] = defaultdict(list)
+    for key in keys:
+        place = places.get(key)
+        if place is not None and place[0] is not None:
+            talks[place[0]].append((place[1], key))
+    close: dict[K, list[K]] = {}
+    for told in talks.values():
+        told.sort(key=lambda item: item[0])
+        for a, (position, key) in enumerate(told):
+            for b in range(a + 1, len(told)):
+                if told[b][0] - position > width:
+                    break
+                close.setdefault(key, []).append(told[b][1])
+                close.setdefault(told[b][1], []).append(key)
+    return close
 
 
 def places_of(notes: Mapping[K, Note]) -> dict[K, Place]:

@@ -9,6 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from memory import decision
 from memory.knowledge import notes as notes_service
@@ -107,6 +110,60 @@ def test_a_note_lifted_by_its_neighbour_goes_below_the_neighbour_that_holds_the_
     # In another conversation, or holding more itself, a note keeps its place.
     assert notes_service.holders_first(["C", "A"], own, places) == ["C", "A"]
     assert notes_service.holders_first(["A", "B"], own, places) == ["A", "B"]
+
+
+def _holders_first_by_definition(order, own, places, width):
+    """The rule as PASSPORT.md states it, pair by pair: the first weaker neighbour above a note
+    lets it pass, and the scan starts again (what holders_first computed before it indexed the
+    neighbours)."""
+
+    def near(a, b):
+        pa, pb = places.get(a), places.get(b)
+        return (
+            pa is not None
+            and pb is not None
+            and pa[0] is not None
+            and pa[0] == pb[0]
+            and (abs(pa[1] - pb[1]) <= width)
+        )
+
+    ranked = list(order)
+    moved = True
+    while moved:
+        moved = False
+        for j in range(1, len(ranked)):
+            mine = own.get(ranked[j], 0.0)
+            above = next(
+                (
+                    i
+                    for i in range(j)
+                    if near(ranked[i], ranked[j]) and own.get(ranked[i], 0.0) < mine
+                ),
+                None,
+            )
+            if above is not None:
+                ranked.insert(above, ranked.pop(j))
+                moved = True
+                break
+    return ranked
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["t1", "t2", None]), st.integers(0, 30), st.floats(0, 1)),
+        max_size=40,
+    )
+)
+@hypothesis_settings(max_examples=300, deadline=None)
+def test_holders_first_orders_as_the_pairwise_rule_does(rows):
+    keys = list(range(len(rows)))
+    places = {k: (talk, position, None) for k, (talk, position, _) in enumerate(rows)}
+    own = {k: score for k, (_, _, score) in enumerate(rows)}
+    width = max(settings.RANK_NEIGHBOURHOOD_NOTES, settings.NOTES_CONTEXT_NEIGHBOURS)
+    order = list(reversed(keys))
+    assert notes_service.holders_first(order, own, places) == _holders_first_by_definition(
+        order, own, places, width
+    )
 
 
 @pytest.mark.django_db

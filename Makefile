@@ -25,11 +25,13 @@ migrate: install
 run: migrate
 	PORT=$(PORT) $(PY) manage.py memory_run
 
-# The suite runs in PYTEST_WORKERS pytest-xdist processes (the cores of the 2-core CI machine;
-# 0 runs it in this process), each with its own data folder and test database (tests/conftest.py).
-# worksteal: a worker that runs dry takes tests queued for the other, so the few long bench
-# tests do not leave one core idle at the end.
-PYTEST_WORKERS ?= 2
+# The suite runs in PYTEST_WORKERS pytest-xdist processes (0 runs it in this process), each with
+# its own data folder and test database (tests/conftest.py). Three on the 2-core CI machine: many
+# tests wait on a server, a subprocess or a timer, and a third worker uses the core they leave.
+# worksteal: the tests are dealt in three runs of the collected order and a worker that runs dry
+# takes half of what another has left; conftest puts the long ones first, so they are taken
+# apart early and the short ones fill the end.
+PYTEST_WORKERS ?= 3
 XDIST := -n $(PYTEST_WORKERS) $(if $(filter 0,$(PYTEST_WORKERS)),,--dist worksteal)
 
 test: install

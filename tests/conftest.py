@@ -7,6 +7,7 @@ ids restart between tests, so shared folders would leak one test's vectors into 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,37 @@ def pytest_xdist_setupnodes(config: Any, specs: list[Any]) -> None:
         folder = settings.DATA_DIR / f"{settings.DATA_DIR.name}-{spec.id}"
         folder.mkdir(exist_ok=True)
         spec.env["MEMORY_DATA_DIR"] = str(folder)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """Under `make test` (xdist, ``--dist worksteal``), the long tests start first on every
+    worker: the whole bench sets, then the other ``slow`` ones, dealt in turn to the workers,
+    each worker's share at the head of the run of tests it is given, and the short ones after.
+    worksteal gives each of N workers one run of the collected order (the i-th of N takes
+    ``left // (N - i)``), and a worker that runs dry takes half of what another has left; so the
+    benches run side by side from the start instead of one worker meeting them at the end
+    while the others idle. Every worker computes the same order (xdist requires it); the tests
+    are only reordered, none is left out."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+    def weight(item: Any) -> int:
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if "tests/bench/" in item.nodeid else 1
+
+    ordered = sorted(items, key=weight)  # stable: within a group, the collected order
+    long = [item for item in ordered if weight(item) < 2]
+    short = ordered[len(long) :]
+    runs: list[list[Any]] = [long[i::workers] for i in range(workers)]
+    left = len(items)
+    for i, run in enumerate(runs):
+        size = left // (workers - i)
+        take = max(0, size - len(run))
+        run += short[:take]
+        del short[:take]
+        left -= len(run)
+    runs[-1] += short
+    items[:] = [item for run in runs for item in run]
 
 
 @pytest.fixture(autouse=True)

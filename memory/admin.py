@@ -299,8 +299,8 @@ class SkillCandidateAdmin(admin.ModelAdmin):
     list_filter = ["status", "skill"]
     readonly_fields = [
         "skill", "version", "active_version", "status", "opened_by", "opened_why",
-        "opened_commit", "eligible", "decided_why", "decided_commit", "figures", "opened_at",
-        "decided_at",
+        "opened_commit", "writer", "eligible", "decided_why", "decided_commit", "figures",
+        "opened_at", "decided_at",
     ]  # fmt: skip
     actions = ["kill"]
 

@@ -285,9 +285,11 @@ def _evolving() -> Tenant:
 
 
 def _measuring(reach: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """A candidate written through the evolution's own path, by the model."""
+    """A candidate written through the evolution's own path, by the model, in the evolution run
+    (``_evolving``) that its fate will judge."""
+    writer = _evolving().run
     try:
-        candidate = _reached(reach)(*args, author="model", **kwargs)
+        candidate = _reached(reach)(*args, author="model", writer=writer, **kwargs)
     except ValueError as error:  # SkillError: no such skill, a name refused, no body, no reason
         raise ToolRefused(str(error)) from error
     return {"skill": candidate.skill, "candidate": candidate.version, "status": "measuring"}

@@ -33,6 +33,16 @@ class SkillCandidate(models.Model):
     opened_by = models.CharField(max_length=150)  # "model:<backend>", "staff:<user>"
     opened_why = models.TextField(blank=True)
     opened_commit = models.CharField(max_length=40, blank=True)
+    # The memory's evolution run whose model wrote it (evolve-skill's call), when one did: the
+    # candidate's fate is that run's verdict (``candidates._judge_writer``), which is what
+    # evolve-skill's own candidates are measured on.
+    writer = models.ForeignKey(
+        "memory.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="candidates_written",
+    )
     # Real requests that used the skill since the candidate opened: the shadow share is taken
     # of these (every 1/SHADOW_RATE-th one is replayed), so the share holds exactly.
     eligible = models.PositiveIntegerField(default=0)

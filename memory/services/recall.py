@@ -111,13 +111,7 @@ def _recall(parsed: Any, caller: Caller, run: Any, started: float) -> dict[str, 
             skills=sorted({s for o in climb.outcomes for s in o.skills} - {research_level.SKILL}),
         )
     if closed and kept is not None:  # the cycle's summary was the model's: replayable too
-        share.offer(
-            run,
-            call=share.RELEARNING,
-            request={"result": relearning.replay_request(kept), "lang": ctx.lang},
-            answer=measure.brief(found=bool(kept.summary.strip()), text=kept.summary),
-            skills=relearning.skills_for(kept.level),
-        )
+        relearning.offer(run, kept, lang=ctx.lang)
     return answer
 
 

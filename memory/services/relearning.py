@@ -42,6 +42,7 @@ from memory.levels import vectors as vectors_level
 from memory.model.base import ModelError, ToolGrant
 from memory.model.structured import ask_json
 from memory.models import Architect, MemoryObject, Note, Run, Summary, SummaryKeyword, SummaryLink
+from memory.services.evolution import measure, share
 from memory.services.evolution.candidates import PATTERN_TASK
 from memory.shadowing import in_shadow
 from memory.shape import selectors
@@ -323,6 +324,19 @@ def replay_request(result: Result) -> dict[str, Any]:
         "scope": result.scope,
         "rows": result.rows,
     }
+
+
+def offer(run: Run, result: Result, *, lang: str) -> None:
+    """After the run closed, offer the summary the cycle's model wrote to the shadow: a
+    candidate of the skills that call read (``skills_for``) may replay it. The one way for every
+    level that relearns — a recall's answer at level 2, 3 or 4, and the research at level 5."""
+    share.offer(
+        run,
+        call=share.RELEARNING,
+        request={"result": replay_request(result), "lang": lang},
+        answer=measure.brief(found=bool(result.summary.strip()), text=result.summary),
+        skills=skills_for(result.level),
+    )
 
 
 def summarize_again(run: Run, request: dict[str, Any]) -> tuple[str, list[Any]]:

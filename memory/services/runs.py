@@ -160,6 +160,13 @@ def run_verdict_apply(
     run = Run.objects.asked().filter(architect=architect, pk=target).first()
     if run is None or run.pk == given_by.pk:
         return None
+    return verdict_record(run, value=value, note=note, given_by=given_by)
+
+
+def verdict_record(run: Run, *, value: str, note: str, given_by: Run | None = None) -> Run:
+    """Write a verdict on a run — the one place every verdict is written: one an asker gives
+    (``run_verdict_apply``), and the one the memory's evolution run gets from the fate of the
+    candidate it wrote (no run gave that one). A later verdict replaces an earlier one."""
     run.verdict = value
     run.verdict_note = note
     run.verdict_at = timezone.now()

@@ -321,3 +321,59 @@ def test_proposals_are_measured_in_the_calls_they_join_and_promoted_by_the_same_
     assert live.rstrip().endswith("- Даты — навык proverka-dat.")
     assert skills_repo.proposed() == {}
     assert "promoted to active — won on verdicts" in skills_repo.history("MEMORY-AGENT")[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("own_summary", [False, True], ids=["cycle-writes", "research-writes"])
+def test_the_research_relearning_summary_is_replayed_unless_the_research_wrote_it(
+    grown, fake_claude, alice, client_for, settings, own_summary
+):
+    """Level 5 relearns too. When the research's model brought no summary, the cycle's model
+    writes one by relearning-cycle, and that call is offered to the shadow the same way as after
+    a level 2, 3 or 4 answer (``relearning.offer``). When the research wrote it, it is that
+    call's answer (replayed as deep-analysis) and the cycle made no call to replay. On main the
+    first case opened no case at all."""
+    from memory.models import Research
+    from tests.levels import test_research as research
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.SHADOW_RATE, settings.SHADOW_DAILY_TURNS = 1.0, 1000
+    settings.PROMOTE_MIN, settings.CANDIDATE_MAX_CASES = 50, 100
+    friends = research.tell_friends(alice, client_for, settings)
+    body = skills_repo.active()["relearning-cycle"].body + f"\n\n{MARKER}: пиши одной фразой."
+    candidate = candidates.write_candidate("relearning-cycle", body=body, reason="r", author="s:k")
+    concludes = research._model_concludes(research.DENIS)
+    if not own_summary:
+        value = json.loads(concludes["result"])
+        del value["summary"]
+        concludes = {**concludes, "result": json.dumps(value, ensure_ascii=False)}
+    fake_claude.script(
+        [
+            _summary_rule("Кандидат: Денис и Кремль.", system_match=MARKER),
+            _summary_rule("Денис служил в Кремле в 1992–1994 и мог знать Ельцина."),
+            concludes,
+            research.LEVEL2_EMPTY,
+        ]
+    )
+    answer = friends.recall(research.QUESTION, depth="extreme", wait=True)
+    assert answer["answer"]["found"] is True and answer["depth_used"] == 5
+    relearned = Research.objects.get().relearned
+    assert relearned["written_by"] == "model"
+    cases = ShadowCase.objects.filter(candidate=candidate)
+    if own_summary:
+        assert relearned["text"].startswith("Денис мог знать Ельцина")  # the research's own
+        assert not cases.exists()  # no call of the cycle's model to replay
+        return
+    assert relearned["text"].startswith("Денис служил в Кремле")  # the cycle's model wrote it
+    (case,) = cases
+    assert case.status == "done" and str(case.run_id) == answer["run"]
+    assert case.request["call"] == "relearning" and case.request["result"]["level"] == 5
+    assert case.request["result"]["facts"][0]["text"] == research.DENIS
+    assert case.real_answer == measure.brief(
+        found=True, text="Денис служил в Кремле в 1992–1994 и мог знать Ельцина."
+    )
+    assert case.agrees is False  # the candidate's summary says other things
+    assert (case.shadow.skills, case.shadow.model_turns) == (["relearning-cycle"], 1)
+    # The replay kept nothing and opened no job: one summary, the real one's.
+    assert Research.objects.count() == 1 and Summary.objects.count() == 1
+    assert "Кандидат: Денис" not in json.dumps(list(Summary.objects.values()), default=str)

@@ -11,7 +11,9 @@
 4. The verdict comes from outside, on the real run's answer, and tells for both sides: a shadow
    answer that agrees with a confirmed answer is confirmed, one that agrees with a rejected answer
    is rejected, and the opposite when it does not agree. Cases whose real run has no verdict are
-   incomplete, never wins. With ``PROMOTE_MIN`` judged cases a candidate that wins on verdicts
+   incomplete, never wins. The memory's evolution run answers nobody: its verdict is the fate
+   of the candidate it wrote (``measure.writer_verdict``), recorded the same way, so
+   evolve-skill's candidates are judged too. With ``PROMOTE_MIN`` judged cases a candidate that wins on verdicts
    by ``PROMOTE_MARGIN`` and costs no more (turns, model seconds) is promoted; after
    ``CANDIDATE_MAX_CASES`` cases one that did not is deleted with the reason. Each is one commit.
 

@@ -1,7 +1,9 @@
 """Candidates of a skill: written beside the active version, killed by staff, and decided by the
 verdicts — promoted or deleted, each one commit of the skills repository. A verdict on a real run
-re-decides its candidates on Celery after the verdict commits (``decide_after_verdict``), never
-inside the request that gave it."""
+re-decides its candidates on Celery after the verdict commits (``evaluate_after_verdict``), never
+inside the request that gave it. A candidate the memory's evolution run wrote gives that run its
+verdict when it is decided, by the same path (``_judge_writer``): that is the verdict
+evolve-skill's own candidates are measured on."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from django.utils import timezone
 from memory.agent import skills_repo
 from memory.celery import enqueue
 from memory.models import Run, SkillCandidate
-from memory.services.evolution.measure import figures, verdict_of
+from memory.services.evolution.measure import figures, verdict_of, writer_verdict
+from memory.services.runs import verdict_record
 
 log = logging.getLogger(__name__)
 
@@ -28,32 +31,50 @@ def open_candidate(skill: str) -> SkillCandidate | None:
 
 
 def write_candidate(
-    skill: str, *, body: str, description: str = "", reason: str, author: str
+    skill: str,
+    *,
+    body: str,
+    description: str = "",
+    reason: str,
+    author: str,
+    writer: Run | None = None,
 ) -> SkillCandidate:
     """Write a candidate beside the active version (one commit) and start measuring it. A text
-    written over an open candidate replaces it: its cases measured the old text."""
+    written over an open candidate replaces it: its cases measured the old text. ``writer``: the
+    evolution run whose model wrote it, which its fate will judge."""
     written, sha = skills_repo.write_candidate(
         skill, body=body, description=description, reason=reason, author=author
     )
-    return _opened(skill, written, sha, reason=reason, author=author)
+    return _opened(skill, written, sha, reason=reason, author=author, writer=writer)
 
 
 def propose_skill(
-    label: str, *, beside: str, description: str, body: str, reason: str, author: str
+    label: str,
+    *,
+    beside: str,
+    description: str,
+    body: str,
+    reason: str,
+    author: str,
+    writer: Run | None = None,
 ) -> SkillCandidate:
     """A new skill, proposed as a candidate (one commit): measured in the calls of the skill it
     goes beside, promoted or deleted by the same rule as any candidate (``evaluate``)."""
     written, sha = skills_repo.write_new_skill(
         label, beside=beside, description=description, body=body, reason=reason, author=author
     )
-    return _opened(written.name, written, sha, reason=reason, author=author)
+    return _opened(written.name, written, sha, reason=reason, author=author, writer=writer)
 
 
-def propose_instruction(lines: str, *, reason: str, author: str) -> SkillCandidate:
+def propose_instruction(
+    lines: str, *, reason: str, author: str, writer: Run | None = None
+) -> SkillCandidate:
     """New instruction lines, proposed as a candidate of the instruction (one commit): every
     call reads the instruction, so every call's replay measures it; the same rule decides."""
     written, sha = skills_repo.write_instruction_candidate(lines, reason=reason, author=author)
-    return _opened(skills_repo.INSTRUCTION_NAME, written, sha, reason=reason, author=author)
+    return _opened(
+        skills_repo.INSTRUCTION_NAME, written, sha, reason=reason, author=author, writer=writer
+    )
 
 
 def from_pattern(skill: str, lesson: str, *, run_id: str) -> SkillCandidate | None:
@@ -80,7 +101,9 @@ def from_pattern(skill: str, lesson: str, *, run_id: str) -> SkillCandidate | No
     )
 
 
-def _opened(skill: str, written: Any, sha: str, *, reason: str, author: str) -> SkillCandidate:
+def _opened(
+    skill: str, written: Any, sha: str, *, reason: str, author: str, writer: Run | None = None
+) -> SkillCandidate:
     active = skills_repo.active().get(skill)
     text = skills_repo.text_of(written)
     measured_against = skills_repo.text_of(active) if active else ""
@@ -100,6 +123,7 @@ def _opened(skill: str, written: Any, sha: str, *, reason: str, author: str) -> 
             opened_by=author,
             opened_why=reason.strip(),
             opened_commit=sha,
+            writer=writer,
         )
 
 
@@ -124,6 +148,23 @@ def _decide(
     candidate.save(
         update_fields=["status", "decided_why", "decided_commit", "figures", "decided_at"]
     )
+    _judge_writer(candidate)
+
+
+def _judge_writer(candidate: SkillCandidate) -> None:
+    """A decided candidate that the memory's evolution run wrote gives that run its verdict
+    (``measure.writer_verdict``), written where every verdict is (``runs.verdict_record``) and
+    read as every verdict is (``verdict_given``): the candidates of evolve-skill that replayed
+    the run are decided again once it commits — by ``evaluate``, the one rule."""
+    writer = candidate.writer
+    if writer is None:
+        return
+    judged = writer_verdict(writer.candidates_written.exclude(status="open"))
+    if judged is None or judged == (writer.verdict, writer.verdict_note):
+        return
+    value, note = judged
+    verdict_record(writer, value=value, note=note)
+    verdict_given(writer)
 
 
 def evaluate(candidate: SkillCandidate) -> str:

@@ -168,11 +168,16 @@ def figures(candidate: SkillCandidate) -> dict[str, Any]:
     }
 
 
+def judged_enough(numbers: dict[str, Any]) -> bool:
+    """Are there the PROMOTE_MIN judged cases a decision on verdicts needs?"""
+    return numbers.get("judged", 0) >= settings.PROMOTE_MIN
+
+
 def verdict_of(numbers: dict[str, Any]) -> tuple[bool, str]:
     """Does the candidate win? (won, why) — by verdicts with the margin, at no higher cost."""
     judged = numbers["judged"]
     active, candidate = numbers["active"], numbers["candidate"]
-    if judged < settings.PROMOTE_MIN:
+    if not judged_enough(numbers):
         return False, (
             f"too few verdicts: {judged} judged of {numbers['done']} shadow cases "
             f"(promotion needs {settings.PROMOTE_MIN})"
@@ -200,3 +205,32 @@ def verdict_of(numbers: dict[str, Any]) -> tuple[bool, str]:
         f"won on verdicts: {score}; cost {candidate['turns']} turns and "
         f"{candidate['seconds']} s a case against {active['turns']} and {active['seconds']}"
     )
+
+
+def fate_verdict(candidate: SkillCandidate) -> str | None:
+    """The verdict a decided candidate's fate gives the run whose model wrote it. Promoted: it
+    won on outside verdicts at no higher cost — confirm. Killed by staff, or deleted after
+    losing on enough judged cases (on verdicts or on cost) — reject. Deleted with too few
+    verdicts, replaced by a newer text, or still open — none: nobody judged that text."""
+    if candidate.status == "promoted":
+        return "confirm"
+    if candidate.status == "killed":
+        return "reject"
+    if candidate.status == "deleted" and judged_enough(candidate.figures or {}):
+        return "reject"
+    return None
+
+
+def writer_verdict(written: Iterable[SkillCandidate]) -> tuple[str, str] | None:
+    """The verdict on a run that wrote these candidates, and its note (which fates gave it):
+    confirm when one of them was promoted, reject when none was and one lost, else none."""
+    fates = [(fate_verdict(c), c) for c in written]
+    for value in ("confirm", "reject"):
+        decided = [c for fate, c in fates if fate == value]
+        if decided:
+            note = "; ".join(
+                f"its candidate {c.version} of {c.skill} was {c.status}: {c.decided_why}"
+                for c in decided
+            )
+            return value, note[:4000]
+    return None

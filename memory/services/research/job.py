@@ -94,8 +94,9 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
     research.answer = found.answer_body()
     research.kind = "probabilistic"
     research.progress = progress.data
+    kept = None  # the relearning cycle's result, when the cycle's own model wrote the summary
     if found.basis:
-        research.relearned = _relearn(research, found, progress)
+        research.relearned, kept = _relearn(research, found, progress)
         research.answer["relearned"] = research.relearned
     research.status = "done"
     research.finished_at = timezone.now()
@@ -112,6 +113,8 @@ def conduct(run_id: str, *, out_of_time: Callable[[], bool] | None = None) -> Re
             skills=[SKILL],
             call=share.RESEARCH,
         )
+    if kept is not None:  # as after a level 2, 3 or 4 answer: that summary's call is replayable
+        relearning.offer(Run.objects.get(pk=research.pk), kept, lang=research.lang)
     return research
 
 
@@ -158,9 +161,14 @@ def investigate_again(run: Run, request: dict[str, Any]) -> tuple[Found, list[Mo
     return found, usages
 
 
-def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, Any]:
-    """The relearning cycle at level 5; a model turn it takes (the summary) is the job's."""
+def _relearn(
+    research: Research, found: Found, progress: Progress
+) -> tuple[dict[str, Any], relearning.Result | None]:
+    """The relearning cycle at level 5; a model turn it takes (the summary) is the job's. With
+    what was kept: the result, when the cycle's model wrote its summary — a summary the
+    research's model wrote is that call's answer, replayed as the research (deep-analysis)."""
     used: list[Any] = []
+    own = bool(found.summary.strip())
     result = relearning.Result(
         question=research.question,
         level=5,
@@ -171,7 +179,7 @@ def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, 
         summary=found.summary,
     )
     try:
-        return relearning.relearn(
+        kept = relearning.relearn(
             result,
             architect=research.architect,
             run=research.run,
@@ -180,10 +188,11 @@ def _relearn(research: Research, found: Found, progress: Progress) -> dict[str, 
         )
     except Exception as error:
         log.exception("research %s: the relearning cycle failed", research.pk)
-        return relearning.failed(error)
+        return relearning.failed(error), None
     finally:
         for usage in used:
             count(progress, usage)
+    return kept, result if not own and kept.get("written_by") == "model" else None
 
 
 def state(research: Research) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from memory.models import MemoryObject, Run, ShadowCase, SkillCandidate, Summary
 from memory.services import relearning
 from memory.services import remember as remember_service
 from memory.services.evolution import candidates, measure, shadow, share
+from tests.evolution.cases import judged_cases
 
 MARKER = "ВЕРСИЯ-КАНДИДАТ"
 
@@ -257,23 +258,6 @@ def test_the_model_proposes_a_new_skill_and_instruction_lines_as_candidates(
     assert {n: s.body for n, s in skills_repo.active().items()} == active
 
 
-def _judged_cases(candidate: SkillCandidate, architect, n: int) -> None:
-    """n real runs rejected from outside, each replayed by a shadow that disagreed with it: the
-    candidate's side is confirmed n times, the active's none, at the same cost."""
-    for i in range(n):
-        real = Run.objects.create(
-            architect=architect, verb="recall", text=f"q{i}", caller="t", channel="api",
-            status="done", model_turns=2, model_seconds=1.0, verdict="reject",
-        )  # fmt: skip
-        twin = Run.objects.create(
-            architect=architect, verb="recall", text=f"q{i}", caller="t", channel="shadow",
-            status="done", model_turns=2, model_seconds=1.0,
-        )  # fmt: skip
-        ShadowCase.objects.create(
-            candidate=candidate, run=real, shadow=twin, status="done", agrees=False
-        )
-
-
 @pytest.mark.django_db
 def test_proposals_are_measured_in_the_calls_they_join_and_promoted_by_the_same_rule(
     alice, settings
@@ -309,10 +293,10 @@ def test_proposals_are_measured_in_the_calls_they_join_and_promoted_by_the_same_
     assert "proverka-dat" not in instruction.system_prompt(["use-tables"])  # only in a trial
 
     # Decided by candidates.evaluate, as any candidate: too few verdicts — it stays.
-    _judged_cases(new, alice, 2)
+    judged_cases(new, alice, 2, verdict="reject", agrees=False)
     assert candidates.evaluate(new) == "open"
-    _judged_cases(new, alice, 1)
-    _judged_cases(lines, alice, 3)
+    judged_cases(new, alice, 1, verdict="reject", agrees=False)
+    judged_cases(lines, alice, 3, verdict="reject", agrees=False)
     assert candidates.evaluate(new) == "promoted"
     assert candidates.evaluate(lines) == "promoted"
     assert skills_repo.active()["proverka-dat"].beside == "use-tables"

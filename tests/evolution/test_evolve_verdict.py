@@ -18,25 +18,9 @@ import pytest
 from memory.agent import skills_repo
 from memory.models import Run, ShadowCase, SkillCandidate
 from memory.services.evolution import candidates, measure, shadow
+from tests.evolution.cases import judged_cases
 
 MARKER = "ВЕРСИЯ-КАНДИДАТ"
-
-
-def _cases(candidate: SkillCandidate, architect, n: int, *, verdict: str, agrees: bool) -> None:
-    """n real runs judged ``verdict`` from outside, each replayed by a shadow that agreed with
-    it or not, at the same cost."""
-    for i in range(n):
-        real = Run.objects.create(
-            architect=architect, verb="recall", text=f"q{i}", caller="t", channel="api",
-            status="done", model_turns=2, model_seconds=1.0, verdict=verdict,
-        )  # fmt: skip
-        twin = Run.objects.create(
-            architect=architect, verb="recall", text=f"q{i}", caller="t", channel="shadow",
-            status="done", model_turns=2, model_seconds=1.0,
-        )  # fmt: skip
-        ShadowCase.objects.create(
-            candidate=candidate, run=real, shadow=twin, status="done", agrees=agrees
-        )
 
 
 def _evolve_skill_candidate() -> SkillCandidate:
@@ -76,7 +60,7 @@ def test_the_evolve_run_gets_its_verdict_when_the_candidate_it_wrote_is_decided(
 
     # Real runs judge the written candidate: it wins (the real answers were rejected and it
     # said otherwise), or it loses (it said the same) and, at CANDIDATE_MAX_CASES, is deleted.
-    _cases(written, alice, 3, verdict="reject", agrees=fate == "deleted")
+    judged_cases(written, alice, 3, verdict="reject", agrees=fate == "deleted")
     assert candidates.evaluate(written) == fate
 
     writer.refresh_from_db()
@@ -128,7 +112,7 @@ def test_an_evolve_skill_candidate_with_enough_verdicts_is_promoted_by_evaluate(
     # 1. Its candidate wins and is promoted: confirm; the replay wrote the same — confirmed too.
     first = evolution_run(agrees=True)
     won = write("use-tables", first)
-    _cases(won, alice, 3, verdict="reject", agrees=False)
+    judged_cases(won, alice, 3, verdict="reject", agrees=False)
     with django_capture_on_commit_callbacks(execute=True):
         assert candidates.evaluate(won) == "promoted"
     # 2. Staff kill its candidate: reject; the replay wrote something else — confirmed.
@@ -141,7 +125,7 @@ def test_an_evolve_skill_candidate_with_enough_verdicts_is_promoted_by_evaluate(
     # 3. Its candidate loses on enough verdicts and is deleted: reject; the replay differed.
     third = evolution_run(agrees=False)
     lost = write("use-objects", third)
-    _cases(lost, alice, 3, verdict="reject", agrees=True)
+    judged_cases(lost, alice, 3, verdict="reject", agrees=True)
     with django_capture_on_commit_callbacks(execute=True):
         assert candidates.evaluate(lost) == "deleted"
 
@@ -179,7 +163,7 @@ def test_no_verdict_when_nobody_judged_the_text(alice, settings):
     )
     old.refresh_from_db()
     assert old.status == "replaced"
-    _cases(newer, alice, 2, verdict="", agrees=True)  # replayed, never judged
+    judged_cases(newer, alice, 2, verdict="", agrees=True)  # replayed, never judged
     assert candidates.evaluate(newer) == "deleted"
     assert "too few verdicts" in SkillCandidate.objects.get(pk=newer.pk).decided_why
     assert [Run.objects.get(pk=r.pk).verdict for r in (replaced_by, unjudged_by)] == ["", ""]

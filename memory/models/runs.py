@@ -24,6 +24,14 @@ class RunQuerySet(models.QuerySet):
         """Runs that answered someone: every run but the shadow ones."""
         return self.exclude(channel=SHADOW)
 
+    def judged_work(self) -> RunQuerySet:
+        """Runs whose outcome is real and may be judged: those that answered someone, and the
+        memory's own evolution runs (the model writing a candidate: its verdict is the fate of
+        what it wrote) — but never a replay of either."""
+        return self.filter(
+            ~models.Q(channel=SHADOW) | models.Q(verb=EVOLVE, shadow_case__isnull=True)
+        )
+
 
 class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

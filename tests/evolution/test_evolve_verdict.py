@@ -171,3 +171,37 @@ def test_no_verdict_when_nobody_judged_the_text(alice, settings):
     candidates.kill("naming", reason="r", author="staff:k")
     assert SkillCandidate.objects.get(pk=staff.pk).writer is None
     assert not Run.objects.exclude(verdict="").exists()
+
+
+@pytest.mark.django_db
+def test_evolution_runs_whose_candidates_lost_are_misses_of_evolve_skill(alice, settings):
+    """The writing runs carry evolve-skill and get their verdicts from their candidates' fates;
+    when MISS_REPEAT of them were rejected, evolve-skill has a repeated miss (and the watch may
+    ask for a candidate of it). A replay of such a run is no miss: it answered nobody. On main
+    ``misses`` read only the runs that answered someone, and the writing runs are on the shadow
+    channel, so evolve-skill never missed."""
+    from memory.models.runs import EVOLVE, SHADOW
+
+    settings.MISS_REPEAT = 2
+
+    def writing_run(verdict: str) -> Run:
+        return Run.objects.create(
+            architect=alice, verb=EVOLVE, text="write a candidate for use-tables", caller="memory",
+            channel=SHADOW, status="done", skills=[shadow.EVOLVE_SKILL], verdict=verdict,
+        )  # fmt: skip
+
+    lost = [writing_run("reject"), writing_run("reject")]
+    won = writing_run("confirm")
+    candidate = SkillCandidate.objects.create(
+        skill=shadow.EVOLVE_SKILL, version="v", active_version="a", opened_by="staff:t"
+    )
+    replay = writing_run("reject")  # a replay of the first: a shadow case points at it
+    ShadowCase.objects.create(candidate=candidate, run=lost[0], shadow=replay, status="done")
+    candidate.status = "deleted"  # decided long ago: the misses since then count
+    candidate.save()
+    SkillCandidate.objects.filter(pk=candidate.pk).update(decided_at="2000-01-01T00:00:00Z")
+
+    seen = measure.misses(shadow.EVOLVE_SKILL)
+    assert sorted(seen.rejected) == sorted(str(r.pk) for r in lost)
+    assert str(won.pk) not in seen.rejected and str(replay.pk) not in seen.rejected
+    assert seen.runs == 3 and seen.repeated

@@ -95,7 +95,9 @@ class Misses:
 
 def misses(skill: str) -> Misses:
     """The skill's misses among the real runs of the last MISS_WINDOW_DAYS days that came after
-    its last candidate was decided (a miss opens at most one candidate)."""
+    its last candidate was decided (a miss opens at most one candidate). Real runs are those
+    that answered someone and the evolution's own writing runs, so evolve-skill misses too
+    when the candidates it writes keep losing."""
     since = timezone.now() - timedelta(days=settings.MISS_WINDOW_DAYS)
     last = (
         SkillCandidate.objects.filter(skill=skill)
@@ -108,7 +110,7 @@ def misses(skill: str) -> Misses:
         since = last
     runs = [
         r
-        for r in Run.objects.asked()
+        for r in Run.objects.judged_work()
         .filter(created_at__gte=since, status="done")
         .only("id", "verb", "skills", "verdict", "found", "model_turns")
         if skill in (r.skills or [])

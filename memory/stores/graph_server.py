@@ -58,12 +58,14 @@ class LightRagServer:
         )
 
     def _post(self, base: str, path: str, body: dict[str, Any]) -> httpx.Response:
+        # The wait for busy to pass is counted from the first busy answer, not from before the
+        # first request: a request that itself took the whole wait (a loaded machine, a new
+        # connection) still gets asked again.
+        response = self._post_once(base, path, body)
         deadline = time.monotonic() + settings.GRAPH_BUSY_WAIT
-        while True:
-            response = self._post_once(base, path, body)
-            if not _busy(response) or time.monotonic() >= deadline:
-                break
+        while _busy(response) and time.monotonic() < deadline:
             time.sleep(0.25)  # the server finishes a text insert in its own time
+            response = self._post_once(base, path, body)
         if _busy(response):
             raise GraphUnavailable(  # busy passes: the outbox keeps the write and retries it
                 f"LightRAG server {base}{path}: busy for {settings.GRAPH_BUSY_WAIT:g} s: "

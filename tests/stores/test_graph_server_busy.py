@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -28,10 +29,11 @@ BUSY = {
 
 
 class Busy:
-    """Answers 409 busy ``times`` times, then 200."""
+    """Answers 409 busy ``times`` times, then 200; the first answer after ``first_delay`` s."""
 
-    def __init__(self, times: int) -> None:
+    def __init__(self, times: int, first_delay: float = 0.0) -> None:
         self.left = times
+        self.first_delay = first_delay
         self.paths: list[str] = []
         stub = self
 
@@ -39,6 +41,8 @@ class Busy:
             def do_POST(self) -> None:  # noqa: N802
                 self.rfile.read(int(self.headers["Content-Length"]))
                 stub.paths.append(self.path)
+                if len(stub.paths) == 1:
+                    time.sleep(stub.first_delay)
                 status, reply = (409, BUSY) if stub.left > 0 else (200, {"status": "success"})
                 stub.left -= 1
                 data = json.dumps(reply).encode()
@@ -60,8 +64,8 @@ class Busy:
 def busy_server():
     servers: list[Busy] = []
 
-    def start(times: int) -> tuple[Busy, LightRagServer, int]:
-        stub = Busy(times)
+    def start(times: int, first_delay: float = 0.0) -> tuple[Busy, LightRagServer, int]:
+        stub = Busy(times, first_delay)
         servers.append(stub)
         architect = Architect.objects.create(name=f"busy-{len(servers)}")
         engine = LightRagServer(urls={architect.name: stub.url}, template="", api_key="")
@@ -98,3 +102,14 @@ def test_a_server_busy_past_the_wait_is_a_retryable_error(busy_server, settings)
     assert raised.value.retryable is True  # the outbox keeps it queued, not dead
     assert "busy" in str(raised.value)
     assert 2 <= len(stub.paths) <= 10
+
+
+@pytest.mark.django_db
+def test_a_busy_answer_slower_than_the_wait_is_still_asked_again(busy_server, settings):
+    # The wait is counted from the first busy answer: a first request that took longer than the
+    # whole wait (a loaded machine) is asked again and the write lands. Counted from before the
+    # first request, it was given up after one try.
+    settings.GRAPH_BUSY_WAIT = 0.5
+    stub, engine, architect_id = busy_server(times=1, first_delay=0.8)
+    _write(engine, architect_id)
+    assert stub.paths == ["/graph/entity/create"] * 2

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db.models import Count
 
 from memory import language
+from memory import scope as scopes
 from memory.ladder import Kind
 from memory.models import Architect, NoteKeyword
 
@@ -153,3 +154,25 @@ def answers(coverage: float) -> bool:
 
 def kind_for(coverage: float) -> Kind:
     return "affirmative" if coverage >= 0.999 else "probabilistic"
+
+
+def ranked_by_terms(
+    records: Iterable[Any],
+    *,
+    asked: Sequence[str],
+    held: dict[Any, set[str]],
+    weights: TermWeights,
+    scope: Sequence[dict[str, Any]] = (),
+    limit: int,
+) -> list[tuple[Any, list[str], float]]:
+    """(record, the asked terms it holds, its coverage) for each record whose scope fits the
+    question's (``memory.scope.fits``), best covered first and the newest first among equals:
+    how level 1 ranks what is found by its keywords (objects, summaries). ``held``: each
+    record's pk → the asked terms it holds."""
+    hits = [
+        (r, [t for t in asked if t in held[r.pk]], weights.coverage(asked, held[r.pk]))
+        for r in records
+        if scopes.fits(r.scope, scope)
+    ]
+    hits.sort(key=lambda h: (-h[2], -h[0].created_at.timestamp()))
+    return hits[:limit]

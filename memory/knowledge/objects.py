@@ -19,7 +19,7 @@ from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 from memory.models import Architect, MemoryObject, ObjectKeyword, OutboxItem, Run
-from memory.relevance import TermWeights, keywords_held
+from memory.relevance import TermWeights, keywords_held, ranked_by_terms
 from memory.stores import outbox
 from memory.stores.objects import card_text
 from memory.stores.vectors import VectorItem
@@ -211,14 +211,7 @@ def objects_search(
     if not held:
         return []
     found = MemoryObject.objects.filter(architect=architect, pk__in=list(held))
-    hits = [
-        ObjectHit(
-            object=o,
-            matched=[t for t in asked if t in held[o.pk]],
-            coverage=weights.coverage(asked, held[o.pk]),
-        )
-        for o in found
-        if scopes.fits(o.scope, scope)
-    ]
-    hits.sort(key=lambda h: (-h.coverage, -h.object.created_at.timestamp()))
-    return hits[:limit]
+    ranked = ranked_by_terms(
+        found, asked=asked, held=held, weights=weights, scope=scope, limit=limit
+    )
+    return [ObjectHit(object=o, matched=m, coverage=c) for o, m, c in ranked]

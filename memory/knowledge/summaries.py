@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory import scope as scopes
 from memory.models import Architect, Summary, SummaryKeyword
-from memory.relevance import TermWeights, keywords_held
+from memory.relevance import TermWeights, keywords_held, ranked_by_terms
 
 # --- level 1 reads them --------------------------------------------------------------------------
 
@@ -39,17 +38,10 @@ def summaries_search(
     if not held:
         return []
     found = Summary.objects.answering().filter(architect=architect, pk__in=list(held))
-    hits = [
-        SummaryHit(
-            summary=s,
-            matched=[t for t in asked if t in held[s.pk]],
-            coverage=weights.coverage(asked, held[s.pk]),
-        )
-        for s in found
-        if scopes.fits(s.scope, scope)
-    ]
-    hits.sort(key=lambda h: (-h.coverage, -h.summary.created_at.timestamp()))
-    return hits[:limit]
+    ranked = ranked_by_terms(
+        found, asked=asked, held=held, weights=weights, scope=scope, limit=limit
+    )
+    return [SummaryHit(summary=s, matched=m, coverage=c) for s, m, c in ranked]
 
 
 def card(summary: Summary) -> dict[str, Any]:

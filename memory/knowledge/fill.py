@@ -119,18 +119,24 @@ def note_graph_parts(note_id: str) -> dict[str, Any] | None:
 outbox.GRAPH_PARTS["note"] = lambda payload: note_graph_parts(payload["note"])
 
 
-def _graph_parts(note: Note) -> dict[str, Any] | None:
-    named = note_entities(note)
-    chunk = Chunk(id=note_chunk_id(note.pk), content=note.text)
-    entities = [
+def entities_of(named: dict[str, Any], chunk: Chunk) -> list[Entity]:
+    """The things the NER named in a chunk's text, as graph entities: each described by the
+    words of the text that names it and sourced to the chunk."""
+    return [
         Entity(
             name=e["name"],
             type=e.get("type", "thing"),
-            description=f"«{note.text[:300]}»",
+            description=f"«{chunk.content[:300]}»",
             source=chunk.id,
         )
         for e in named.get("entities", [])
     ]
+
+
+def _graph_parts(note: Note) -> dict[str, Any] | None:
+    named = note_entities(note)
+    chunk = Chunk(id=note_chunk_id(note.pk), content=note.text)
+    entities = entities_of(named, chunk)
     relations = [
         Relation(
             source=r["source"],

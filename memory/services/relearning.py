@@ -51,7 +51,6 @@ from memory.stores import outbox
 from memory.stores.graph_types import (
     SUMMARY_CHUNK_PREFIX,
     Chunk,
-    Entity,
     note_of_chunk,
     summary_chunk_id,
 )
@@ -363,15 +362,7 @@ def _graph_items(summary: Summary, result: Result, run: Run, lang: str) -> tuple
     rules, as for notes); no things → no insert, with the reason."""
     named = fill.named_by_ner(f"{result.question}. {summary.text}")
     chunk = Chunk(id=summary_chunk_id(summary.pk), content=summary.text)
-    entities = [
-        Entity(
-            name=e["name"],
-            type=e.get("type", "thing"),
-            description=f"«{summary.text[:300]}»",
-            source=chunk.id,
-        )
-        for e in named.get("entities", [])
-    ]
+    entities = fill.entities_of(named, chunk)
     if not entities:
         return [], _NO_THINGS(lang)
     item = outbox.graph_insert(

@@ -32,3 +32,16 @@ def post_worker_init(worker: Any) -> None:
     worker.log.info("warming up the stores (embedder, morphology, NER, graph)…")
     stores.warm()
     worker.log.info("warm: serving")
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """Save what the in-process graph holds in memory before the process goes (its outbox items
+    become done); if this fails or never runs (kill -9), the next start replays them."""
+    from memory.stores import outbox
+
+    try:
+        settled = outbox.save_held()
+    except Exception as error:  # the process is leaving: say so, the replay covers it
+        worker.log.warning("the graph's held inserts were not saved on exit: %s", error)
+    else:
+        worker.log.info("saved the graph: %s held outbox items done", settled)

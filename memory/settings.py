@@ -425,6 +425,12 @@ GRAPH_ROUND_SECONDS = env.float("GRAPH_ROUND_SECONDS", 5.0, validate=lambda v: v
 # in-process batching saves nothing, an embedding server saves a request a text (PASSPORT.md §18).
 GRAPH_BATCH = env.int("GRAPH_BATCH", 50, validate=lambda v: v >= 1)
 VECTOR_BATCH = env.int("VECTOR_BATCH", 16, validate=lambda v: v >= 1)
+# The in-process graph saves its files (rewritten whole) when the bytes of a save, spread over the
+# inserts it makes durable, come to this or less each; until then inserts are held in memory and
+# their outbox items ``held``. A drain that finds no graph work saves what is older than
+# GRAPH_SAVE_SECONDS (PASSPORT.md «Скорость и масштаб»).
+GRAPH_SAVE_BYTES = env.int("GRAPH_SAVE_BYTES", 65_536, validate=lambda v: v >= 1)
+GRAPH_SAVE_SECONDS = env.float("GRAPH_SAVE_SECONDS", 30.0, validate=lambda v: v >= 0)
 # The periodic sweep (Celery beat, started by `make run`): replays due outbox items, closes runs
 # whose process is gone or that are older than RUN_STALE_SECONDS (longer than any cycle), forgets
 # idempotency keys older than IDEMPOTENCY_TTL_HOURS.

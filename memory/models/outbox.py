@@ -8,7 +8,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-STATUSES = [("queued", "queued"), ("done", "done"), ("dead", "dead")]
+# held: delivered into the in-process graph's memory (findable) and not yet saved to its files.
+STATUSES = [("queued", "queued"), ("held", "held"), ("done", "done"), ("dead", "dead")]
 
 
 class OutboxItem(models.Model):

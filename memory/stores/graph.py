@@ -1,5 +1,10 @@
 """The knowledge graph: LightRAG. Production: a LightRAG server over HTTP. Embedded default:
 LightRAG in-process with its file storages, our embedder and a tokenizer that needs no download.
+The in-process engine saves its files by what it costs, not after every insert: an insert is in
+memory (findable at once) and saved when the bytes a save writes, spread over the inserts it
+saves, fall under GRAPH_SAVE_BYTES — so bytes written per insert stay flat as the graph grows.
+``insert`` says whether the work is saved; the outbox keeps unsaved items ``held`` and replays
+them after a crash.
 
 The graph is filled by code (never by the agent) and read at ZERO model cost: every query names
 its mode explicitly (never ``bypass``), asks for context only, and carries BOTH ``hl_keywords``
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -78,7 +84,14 @@ class Graph(Protocol):
         chunks: Sequence[Chunk],
         entities: Sequence[Entity],
         relations: Sequence[Relation],
-    ) -> None: ...
+    ) -> bool:
+        """Write; True when this insert and every earlier one of the architect are saved
+        (durable), False when they are findable but held in memory until ``save``."""
+        ...
+
+    def save(self, architect_id: int) -> None:
+        """Make everything inserted for the architect durable."""
+        ...
 
     def query(
         self,
@@ -195,6 +208,35 @@ def _library_error(error: Exception, doing: str) -> GraphUnavailable:
     )
 
 
+def _held_rag_class() -> type:
+    """LightRAG whose end-of-insert step may hold the work in memory: with ``memory_hold`` set,
+    the vector storages embed and take in what was upserted (so a query finds it) and nothing is
+    written to disk; without it, LightRAG's own step saves every storage. The vector part uses
+    NanoVectorDBStorage's flush under its lock, as its own ``index_done_callback`` does
+    (lightrag-hku is pinned in pyproject.toml; tests/stores/test_graph_save.py holds it)."""
+    from lightrag import LightRAG
+
+    class HeldLightRAG(LightRAG):  # type: ignore[misc]
+        memory_hold = False
+
+        async def _insert_done(self, pipeline_status=None, pipeline_status_lock=None):  # type: ignore[no-untyped-def]
+            if not self.memory_hold:
+                return await super()._insert_done(pipeline_status, pipeline_status_lock)
+            for vdb in (self.entities_vdb, self.relationships_vdb, self.chunks_vdb):
+                async with vdb._storage_lock:
+                    await vdb._flush_pending_locked()
+            return None
+
+    return HeldLightRAG
+
+
+def _disk_bytes(folder: Path) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(folder) if e.is_file())
+    except FileNotFoundError:
+        return 0
+
+
 class LocalLightRag:
     name = "lightrag-local"
 
@@ -204,18 +246,24 @@ class LocalLightRag:
         self._loop = _Loop()
         self._instances: dict[int, Any] = {}
         self._lock = threading.Lock()
+        self._unsaved: dict[int, int] = {}  # inserts held in memory, per architect
+        # One write at a time: the hold flag is the instance's, and a save must not run
+        # between another insert's upserts and its end.
+        self._writing = threading.Lock()
+
+    def _workspace(self, architect_id: int) -> str:
+        return f"architect-{architect_id}"
 
     def _instance(self, architect_id: int) -> Any:
         with self._lock:
             if architect_id not in self._instances:
-                from lightrag import LightRAG
                 from lightrag.utils import EmbeddingFunc, Tokenizer
 
                 _quiet_lightrag()
                 self.working_dir.mkdir(parents=True, exist_ok=True)
-                rag = LightRAG(
+                rag = _held_rag_class()(
                     working_dir=str(self.working_dir),
-                    workspace=f"architect-{architect_id}",
+                    workspace=self._workspace(architect_id),
                     embedding_func=EmbeddingFunc(embedding_dim=self.embed.dimension, func=_embed),
                     llm_model_func=_no_model,
                     tokenizer=Tokenizer("memory-words", WordTokenizer()),
@@ -241,13 +289,29 @@ class LocalLightRag:
             raise _library_error(error, doing) from error
 
     def close(self) -> None:
-        """Flush and release every workspace, then stop the loop."""
+        """Save and release every workspace, then stop the loop."""
+        for architect_id in list(self._instances):
+            self.save(architect_id)
         for rag in self._instances.values():
             self._loop.run(rag.finalize_storages(), timeout=60)
         self._instances.clear()
         self._loop.stop()
 
-    def insert(self, *, architect_id, chunks, entities, relations) -> None:  # type: ignore[no-untyped-def]
+    def _save_due(self, architect_id: int, inserts: int) -> bool:
+        """Save now when a save's bytes (the workspace's files, rewritten whole), spread over
+        the inserts it would make durable, come to GRAPH_SAVE_BYTES or less each."""
+        waiting = self._unsaved.get(architect_id, 0) + inserts
+        size = _disk_bytes(self.working_dir / self._workspace(architect_id))
+        return waiting * settings.GRAPH_SAVE_BYTES >= size
+
+    def save(self, architect_id: int) -> None:
+        with self._writing:
+            if not self._unsaved.get(architect_id):
+                return
+            self._call(architect_id, "saving", lambda rag: rag._insert_done())
+            self._unsaved[architect_id] = 0
+
+    def insert(self, *, architect_id, chunks, entities, relations) -> bool:  # type: ignore[no-untyped-def]
         custom_kg = {
             "chunks": [
                 {"content": c.content, "source_id": c.id, "file_path": c.id} for c in chunks
@@ -276,7 +340,21 @@ class LocalLightRag:
                 if r.source != r.target
             ],
         }
-        self._call(architect_id, "writing", lambda rag: rag.ainsert_custom_kg(custom_kg))
+        inserts = max(1, len(chunks))
+        with self._writing:
+            hold = not self._save_due(architect_id, inserts)
+
+            async def write(rag: Any) -> None:
+                rag.memory_hold = hold
+                try:
+                    await rag.ainsert_custom_kg(custom_kg)
+                finally:
+                    rag.memory_hold = False
+
+            self._call(architect_id, "writing", write)
+            waiting = self._unsaved.get(architect_id, 0)
+            self._unsaved[architect_id] = waiting + inserts if hold else 0
+        return not hold
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
         from lightrag import QueryParam
@@ -298,10 +376,13 @@ class DoorGraph:
 
     name = "lightrag-door"
 
-    def insert(self, **kwargs: Any) -> None:
+    def insert(self, **kwargs: Any) -> bool:
         raise GraphUnavailable(
             "graph writes go through the outbox, delivered by the process that holds the stores"
         )
+
+    def save(self, architect_id: int) -> None:
+        raise GraphUnavailable("the graph is saved by the process that holds the stores")
 
     def query(self, *, architect_id, question, hl_keywords, ll_keywords) -> GraphContext:  # type: ignore[no-untyped-def]
         check_keywords(hl_keywords, ll_keywords)

@@ -107,7 +107,7 @@ class LightRagServer:
             retryable=False,
         )
 
-    def insert(self, *, architect_id, chunks, entities, relations) -> None:  # type: ignore[no-untyped-def]
+    def insert(self, *, architect_id, chunks, entities, relations) -> bool:  # type: ignore[no-untyped-def]
         """Entities and relations built by code, through the graph endpoints only: the server
         spends no model call (its /documents/text would extract with its model). The text of
         a source stays in the memory; each entity and relation names its sources (file_path,
@@ -154,6 +154,10 @@ class LightRagServer:
                 self._merge_relation(base, relation.source, relation.target, data)
             else:
                 self._done(response)
+        return True  # the server's graph endpoints save what they take before they answer
+
+    def save(self, architect_id: int) -> None:
+        """Nothing is held here: every insert was saved by the server."""
 
     def _subgraph(self, base: str, name: str) -> dict[str, Any]:
         try:

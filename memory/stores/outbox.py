@@ -12,16 +12,23 @@ transaction, delivered, then marked in another. Delivery is idempotent (stable v
 graph merges what it already has), so a lease that expires after a crash does no harm. With the
 embedded engines only the process that holds them (the holder) delivers; another process asks the holder
 through the internal door.
+
+The in-process graph may hold an insert in memory (findable, not yet on disk: it saves by cost,
+``memory.stores.graph``): such an item is ``held`` until the graph says it is saved, then
+``done``. A holder that starts puts the held items it finds back in the queue — the process
+that held them is gone with its memory — and they are delivered again.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -49,6 +56,7 @@ class Drained:
     queued: list[int] = field(default_factory=list)
     dead: list[int] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
+    held: list[int] = field(default_factory=list)  # delivered, in memory, saved later
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +64,7 @@ class Drained:
             "queued": self.queued,
             "dead": self.dead,
             "errors": {str(k): v for k, v in self.errors.items()},
+            "held": self.held,
         }
 
     @classmethod
@@ -65,6 +74,7 @@ class Drained:
             queued=list(data.get("queued", [])),
             dead=list(data.get("dead", [])),
             errors={int(k): v for k, v in (data.get("errors") or {}).items()},
+            held=list(data.get("held", [])),
         )
 
 
@@ -149,7 +159,8 @@ def _graph_parts(item: OutboxItem) -> dict[str, list[Any]] | None:
     raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
 
 
-def _deliver(item: OutboxItem) -> None:
+def _deliver(item: OutboxItem) -> bool:
+    """Deliver one item; False when the store holds it in memory (saved later)."""
     payload = item.payload
     try:
         if (item.store, item.op) in HANDLERS:
@@ -160,11 +171,12 @@ def _deliver(item: OutboxItem) -> None:
         elif item.store == "graph":
             parts = _graph_parts(item)
             if parts is not None:
-                graph().insert(architect_id=item.architect_id, **parts)
+                return graph().insert(architect_id=item.architect_id, **parts)
         else:
             raise PermanentError(f"unknown outbox operation {item.store}.{item.op}")
     except (KeyError, TypeError) as error:
         raise PermanentError(f"malformed outbox payload: {error!r}") from error
+    return True
 
 
 # Transport and resource failures: the store may answer later.
@@ -199,29 +211,40 @@ def _holder_here() -> bool:
     return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
 
 
-def _claim(pk: int, *, force: bool) -> OutboxItem | None:
-    """Lease one queued item to this drainer, in a short transaction of its own."""
+def _claim(pks: list[int], *, force: bool) -> list[OutboxItem]:
+    """Lease the queued ones of these items to this drainer, in one short transaction, in the
+    order given. The lease's end — to the microsecond, with a random part — is also this
+    claim's mark: the items leased until exactly then are the ones this drainer took (another
+    drainer's claim of the same moment would have to draw the same microsecond)."""
+    if not pks:
+        return []
     now = timezone.now()
+    until = now + lease() + timedelta(microseconds=random.randrange(1_000_000))
     free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
     due = Q() if force else Q(next_attempt_at__lte=now)
     with transaction.atomic():
-        taken = OutboxItem.objects.filter(free, due, pk=pk, status="queued").update(
-            claimed_until=now + lease()
+        OutboxItem.objects.filter(free, due, pk__in=pks, status="queued").update(
+            claimed_until=until
         )
-    if not taken:
-        return None  # another drainer has it, or it is no longer queued
-    return OutboxItem.objects.get(pk=pk)
+    mine = {i.pk: i for i in OutboxItem.objects.filter(pk__in=pks, claimed_until=until)}
+    return [mine[pk] for pk in pks if pk in mine]  # the others: another drainer's, or not queued
 
 
-def _settle(item: OutboxItem, error: BaseException | None, result: Drained) -> None:
+def _settle(
+    item: OutboxItem, error: BaseException | None, result: Drained, *, held: bool = False
+) -> None:
+    """Record one item's delivery: done (or held: delivered into a store's memory, ``done_at``
+    the moment it became findable), queued again with backoff, or dead."""
     now = timezone.now()
     item.attempts += 1
     item.claimed_until = None
     if error is None:
-        item.status = "done"
+        item.status = "held" if held else "done"
         item.done_at = now
         item.last_error = ""
         result.delivered.append(item.pk)
+        if held:
+            result.held.append(item.pk)
     else:
         retryable, reason = classify(error)
         item.last_error = reason[:4000]
@@ -253,6 +276,7 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
     if not _holder_here():
         data = door.client().drain(ids=list(ids) if ids is not None else None, force=force)
         return Drained.from_dict(data)
+    _recover_held_once()
     result = Drained()
     vector_lane, graph_lane = _lanes(_claimed(ids, force, limit))
     if ids is not None:  # the request's own items, all of them, in order
@@ -277,7 +301,68 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
     else:
         budget = time.monotonic() + settings.OUTBOX_ROUND_SECONDS
         _run_lane([*vector_lane, *graph_lane], budget, result)
+    if not OutboxItem.objects.filter(store="graph", status="queued").exists():
+        save_held(older_than=settings.GRAPH_SAVE_SECONDS)
     return result
+
+
+# --- items the graph holds in memory --------------------------------------------------------
+
+# A graph insert and the marking of its items are one step: a save marks done only items whose
+# insert it covers.
+_graph_writing = threading.RLock()
+_recovered = False
+
+
+def _saved(architect_id: int) -> None:
+    """The architect's graph is saved: whatever it held is done."""
+    OutboxItem.objects.filter(architect_id=architect_id, store="graph", status="held").update(
+        status="done"
+    )
+
+
+def save_held(*, older_than: float = 0.0) -> int:
+    """Save the graphs that hold items (those held longer than ``older_than`` seconds) and mark
+    the items done. Returns the items settled. A graph that cannot be saved now keeps them held
+    (logged): the next drain tries again, a restart replays them."""
+    since = timezone.now() - timedelta(seconds=older_than)
+    held = OutboxItem.objects.filter(store="graph", status="held")
+    architects = set(held.filter(done_at__lte=since).values_list("architect_id", flat=True))
+    settled = 0
+    for architect_id in sorted(architects):
+        with _graph_writing:
+            try:
+                graph().save(architect_id)
+            except MemoryServiceError as error:
+                log.warning(
+                    "outbox: the graph of architect %s was not saved: %s", architect_id, error
+                )
+                continue
+            settled += held.filter(architect_id=architect_id).count()
+            _saved(architect_id)
+    return settled
+
+
+def recover_held() -> int:
+    """Put held graph items back in the queue: the process that held them in memory is gone
+    (a holder calls this once, before its first delivery). Returns how many."""
+    return OutboxItem.objects.filter(store="graph", status="held").update(
+        status="queued", done_at=None, claimed_until=None, next_attempt_at=timezone.now()
+    )
+
+
+def _recover_held_once() -> None:
+    global _recovered
+    if _recovered:
+        return
+    with _graph_writing:
+        if not _recovered:
+            requeued = recover_held()
+            if requeued:
+                log.warning(
+                    "outbox: %s graph items held by a process that is gone, queued again", requeued
+                )
+            _recovered = True
 
 
 def _graph_lane(groups: list[list[OutboxItem]], force: bool, result: Drained) -> None:
@@ -305,11 +390,8 @@ def _claimed(
         query = query.filter(pk__in=list(ids))
     elif not force:
         query = query.filter(next_attempt_at__lte=timezone.now())
-    return [
-        item
-        for pk in list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
-        if (item := _claim(pk, force=force or ids is not None)) is not None
-    ]
+    pks = list(query.order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
+    return _claim(pks, force=force or ids is not None)
 
 
 def _lanes(claimed: list[OutboxItem]) -> tuple[list[list[OutboxItem]], list[list[OutboxItem]]]:
@@ -392,24 +474,29 @@ def _chunked(lists: Any, size: int) -> list[list[OutboxItem]]:
 def _deliver_graph_batch(items: list[OutboxItem], result: Drained) -> None:
     """One graph insert for many items."""
 
-    def insert() -> None:
+    def insert() -> bool:
         merged: dict[str, list[Any]] = {"chunks": [], "entities": [], "relations": []}
         for item in items:
             for key, values in (_graph_parts(item) or {}).items():
                 merged[key] += values
         if any(merged.values()):
-            graph().insert(architect_id=items[0].architect_id, **merged)
+            return graph().insert(architect_id=items[0].architect_id, **merged)
+        return True
 
-    _as_batch(items, insert, result)
+    with _graph_writing:
+        _as_batch(items, insert, result)
 
 
 def _deliver_one(item: OutboxItem, result: Drained) -> None:
-    try:
-        _deliver(item)
-    except Exception as error:  # classified, recorded, and the drain goes on
-        _settle(item, error, result)
-    else:
-        _settle(item, None, result)
+    with _graph_writing if item.store == "graph" else nullcontext():
+        try:
+            saved = _deliver(item)
+        except Exception as error:  # classified, recorded, and the drain goes on
+            _settle(item, error, result)
+        else:
+            _settle(item, None, result, held=not saved)
+            if saved and item.store == "graph":
+                _saved(item.architect_id)
 
 
 def _deliver_batch(architect_id: int, kind: str, items: list[OutboxItem], result: Drained) -> None:
@@ -429,7 +516,7 @@ def _as_batch(items: list[OutboxItem], act: Any, result: Drained) -> None:
         _deliver_one(items[0], result)
         return
     try:
-        act()
+        saved = act() is not False
     except Exception:
         log.warning(
             "outbox: a batch of %s %s items failed; trying each", len(items), items[0].store
@@ -438,7 +525,9 @@ def _as_batch(items: list[OutboxItem], act: Any, result: Drained) -> None:
             _deliver_one(item, result)
         return
     for item in items:
-        _settle(item, None, result)
+        _settle(item, None, result, held=not saved)
+    if saved and items[0].store == "graph":
+        _saved(items[0].architect_id)
 
 
 def requeue(ids: Iterable[int]) -> int:

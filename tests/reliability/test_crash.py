@@ -195,6 +195,9 @@ def test_kill_9_in_the_middle_of_a_burst_loses_no_acknowledged_note(tmp_path):
         assert len(notes) < BURST, "the crash came after the burst: nothing was tested"
         dead = _query(env, "SELECT id, last_error FROM memory_outboxitem WHERE status = 'dead'")
         assert dead == []
+        # What the graph held in memory was saved when the server stopped (or replayed if not).
+        held = _query(env, "SELECT COUNT(*) FROM memory_outboxitem WHERE status = 'held'")
+        assert held == [(0,)]
         in_vectors, in_graph = _in_stores(data_dir, architect_id, notes)
         assert set(notes) - in_vectors == set(), "notes missing from the vectors"
         assert set(notes) - in_graph == set(), "notes missing from the graph"

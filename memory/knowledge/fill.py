@@ -120,15 +120,13 @@ outbox.GRAPH_PARTS["note"] = lambda payload: note_graph_parts(payload["note"])
 
 
 def entities_of(named: dict[str, Any], chunk: Chunk) -> list[Entity]:
-    """The things the NER named in a chunk's text, as graph entities: each described by the
-    words of the text that names it and sourced to the chunk."""
+    """The things the NER named in a chunk's text, as graph entities sourced to the chunk. An
+    entity is described by its name alone: the graph embeds an entity by its name and
+    description, and a name is embedded once for every mention (the embedder keeps recent
+    vectors), where the words around each mention cost an embedding each. The words stay in
+    the chunk, which the entity points to."""
     return [
-        Entity(
-            name=e["name"],
-            type=e.get("type", "thing"),
-            description=f"«{chunk.content[:300]}»",
-            source=chunk.id,
-        )
+        Entity(name=e["name"], type=e.get("type", "thing"), source=chunk.id)
         for e in named.get("entities", [])
     ]
 

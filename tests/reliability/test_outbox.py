@@ -180,3 +180,14 @@ def test_dead_items_are_visible_on_the_stand_and_in_the_admin(client, alice, mon
         {"action": "requeue", "_selected_action": [poisoned.pk]},
     )
     assert OutboxItem.objects.get(pk=poisoned.pk).status == "queued"
+
+
+def test_a_claim_takes_only_the_items_no_other_drainer_holds(alice):
+    items = [_vector_item(alice, f"Заметка номер {i}") for i in range(3)]
+    pks = [i.pk for i in items]
+    other = outbox._claim([pks[1]], force=True)  # another drainer leased the middle one
+    assert [i.pk for i in other] == [pks[1]]
+    mine = outbox._claim(pks, force=True)
+    assert [i.pk for i in mine] == [pks[0], pks[2]]
+    assert all(i.claimed_until is not None for i in mine)
+    assert outbox._claim(pks, force=True) == []  # all leased now: nothing for a third

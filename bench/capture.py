@@ -104,7 +104,12 @@ def _remember(client, text: str) -> tuple[float, dict]:  # type: ignore[no-untyp
 def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple[float, float]]:
     from django.test import override_settings
 
+    from memory.stores.embeddings import embedder
+
     client = _client(f"fill-{mode}")
+    counts = getattr(embedder(), "counts", None)
+    before = {k: list(v) for k, v in counts.items()} if counts else None
+    began = time.perf_counter()
     drainer = Drainer()
     drainer.start()
     seconds: list[float] = []
@@ -128,10 +133,20 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
         started = time.perf_counter()
         while OutboxItem.objects.filter(status="queued").exists():
             time.sleep(0.1)
+        ended = time.perf_counter()
         print(
-            f"  {mode}: the stores caught up {time.perf_counter() - started:.1f} s after the last answer",
+            f"  {mode}: the stores caught up {ended - started:.1f} s after the last answer; "
+            f"filled {len(texts) / (ended - began):.2f} notes/s from the first remember",
             file=sys.stderr,
         )
+        if before is not None:
+            passages = counts["passage"][1] - before["passage"][1]
+            asked = counts["passage"][0] - before["passage"][0]
+            print(
+                f"  {mode}: passage embeddings per note: {passages / len(texts):.2f} computed "
+                f"({asked / len(texts):.2f} asked; the rest were recent)",
+                file=sys.stderr,
+            )
     finally:
         drainer.stop.set()
         drainer.join()

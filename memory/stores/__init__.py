@@ -8,8 +8,10 @@ from django.conf import settings
 
 def embedded() -> bool:
     """True when the vectors or the graph run inside a process (local Qdrant, in-process
-    LightRAG): then one process owns them and the others go through the internal door."""
-    return not (settings.QDRANT_URL and (settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS))
+    LightRAG on files): then one process owns them and the others go through the internal door.
+    LightRAG on PostgreSQL (GRAPH_DATABASE_URL) runs in every process, over the database."""
+    graph_served = settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS or settings.GRAPH_DATABASE_URL
+    return not (settings.QDRANT_URL and graph_served)
 
 
 def reset() -> None:

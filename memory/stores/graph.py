@@ -1,6 +1,11 @@
 """The knowledge graph: LightRAG. Production: a LightRAG server over HTTP. Embedded default:
 LightRAG in-process with its file storages, our embedder and a tokenizer that needs no download.
-The in-process engine saves its files by what it costs, not after every insert: an insert is in
+In-process LightRAG on PostgreSQL (``GRAPH_DATABASE_URL``): the same library in the memory's own
+processes over one database — key-value, vectors (pgvector), graph in plain tables, one workspace
+an architect in shared tables — so adding an architect adds no service, and any process may
+reach it (it is not embedded).
+
+The in-process engine on files saves them by what it costs, not after every insert: an insert is in
 memory (findable at once) and saved when the bytes a save writes, spread over the inserts it
 saves, fall under GRAPH_SAVE_BYTES — so bytes written per insert stay flat as the graph grows.
 ``insert`` says whether the work is saved; the outbox keeps unsaved items ``held`` and replays
@@ -237,12 +242,49 @@ def _disk_bytes(folder: Path) -> int:
         return 0
 
 
+# LightRAG's storages on PostgreSQL: key-value and document status in tables, vectors through
+# pgvector, the graph in plain tables (no Apache AGE); each keyed by workspace.
+POSTGRES_STORAGES = {
+    "kv_storage": "PGKVStorage",
+    "vector_storage": "PGVectorStorage",
+    "graph_storage": "PGTableGraphStorage",
+    "doc_status_storage": "PGDocStatusStorage",
+}
+
+
+def _postgres_environment(url: str) -> dict[str, str]:
+    """LightRAG's PostgreSQL storages read their connection from POSTGRES_* variables: the
+    database URL as those (a Unix-socket folder is a host too)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except Exception as error:  # psycopg's ProgrammingError: the URL itself is wrong
+        raise GraphUnavailable(
+            f"GRAPH_DATABASE_URL is not a PostgreSQL URL: {error}", retryable=False
+        ) from error
+    return {
+        "POSTGRES_HOST": str(parts.get("host") or "localhost"),
+        "POSTGRES_PORT": str(parts.get("port") or 5432),
+        "POSTGRES_USER": str(parts.get("user") or "postgres"),
+        "POSTGRES_PASSWORD": str(parts.get("password") or ""),
+        "POSTGRES_DATABASE": str(parts.get("dbname") or "postgres"),
+    }
+
+
 class LocalLightRag:
     name = "lightrag-local"
 
-    def __init__(self, *, working_dir: Path, embed: Embedder) -> None:
+    def __init__(self, *, working_dir: Path, embed: Embedder, database: str = "") -> None:
         self.working_dir = working_dir
         self.embed = embed
+        # On PostgreSQL every insert is written by LightRAG's own end-of-insert step: no hold.
+        self.database = database
+        self.storages: dict[str, str] = {}
+        if database:
+            self.name = "lightrag-postgres"
+            self.storages = POSTGRES_STORAGES
+            os.environ.update(_postgres_environment(database))
         self._loop = _Loop()
         self._instances: dict[int, Any] = {}
         self._lock = threading.Lock()
@@ -264,13 +306,20 @@ class LocalLightRag:
                 rag = _held_rag_class()(
                     working_dir=str(self.working_dir),
                     workspace=self._workspace(architect_id),
-                    embedding_func=EmbeddingFunc(embedding_dim=self.embed.dimension, func=_embed),
+                    embedding_func=EmbeddingFunc(
+                        embedding_dim=self.embed.dimension,
+                        func=_embed,
+                        # PostgreSQL's vector tables carry the model's name: another
+                        # embedder's vectors never meet these (the files ignore it).
+                        model_name=self.embed.name,
+                    ),
                     llm_model_func=_no_model,
                     tokenizer=Tokenizer("memory-words", WordTokenizer()),
                     cosine_better_than_threshold=settings.GRAPH_COSINE_THRESHOLD,
                     # One embedding call at a time: the embedder's other model stays free for
                     # the vectors, which make a note findable first (the outbox's lanes).
                     embedding_func_max_async=1,
+                    **self.storages,
                 )
                 self._loop.run(rag.initialize_storages(), timeout=60)
                 self._instances[architect_id] = rag
@@ -300,6 +349,8 @@ class LocalLightRag:
     def _save_due(self, architect_id: int, inserts: int) -> bool:
         """Save now when a save's bytes (the workspace's files, rewritten whole), spread over
         the inserts it would make durable, come to GRAPH_SAVE_BYTES or less each."""
+        if self.database:
+            return True
         waiting = self._unsaved.get(architect_id, 0) + inserts
         size = _disk_bytes(self.working_dir / self._workspace(architect_id))
         return waiting * settings.GRAPH_SAVE_BYTES >= size
@@ -410,4 +461,8 @@ def graph() -> Graph:
         )
     if settings.MEMORY_STORE_ACCESS == "door":
         return DoorGraph()
-    return LocalLightRag(working_dir=settings.MEMORY_STORES_DIR / "lightrag", embed=embedder())
+    return LocalLightRag(
+        working_dir=settings.MEMORY_STORES_DIR / "lightrag",
+        embed=embedder(),
+        database=settings.GRAPH_DATABASE_URL,
+    )

@@ -1,4 +1,6 @@
-"""LightRAG in-process: our embedder, our tokenizer, a model function that raises."""
+"""LightRAG in-process: our embedder, our tokenizer, a model function that raises. The same
+contract on its two storages: files under the stores folder (the embedded default) and
+PostgreSQL with pgvector (GRAPH_DATABASE_URL; a server from a wheel, tests/stores/conftest.py)."""
 
 from __future__ import annotations
 
@@ -26,9 +28,15 @@ def model_calls(monkeypatch):
     return calls
 
 
+@pytest.fixture(params=["files", "postgres"])
+def database(request):
+    """'' for the file storages, or a fresh PostgreSQL database's URL."""
+    return request.getfixturevalue("graph_database") if request.param == "postgres" else ""
+
+
 @pytest.fixture
-def local(tmp_path, model_calls):
-    engine = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder())
+def local(tmp_path, model_calls, database):
+    engine = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder(), database=database)
     yield engine
     engine.close()
 
@@ -112,11 +120,11 @@ def test_each_architect_has_a_workspace_of_their_own(local):
     assert not any("Денис" in c["content"] for c in bob.chunks)
 
 
-def test_the_graph_survives_a_restart(tmp_path):
-    first = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder())
+def test_the_graph_survives_a_restart(tmp_path, database):
+    first = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder(), database=database)
     _fill(first, 1, "Денис")
     first.close()
-    again = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder())
+    again = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder(), database=database)
     try:
         found = again.query(
             architect_id=1,

@@ -188,7 +188,7 @@ class Command(BaseCommand):
                 f"WEB_WORKERS={options['workers']}: with the embedded stores exactly one web "
                 "process may own them (local Qdrant locks its folder, in-process LightRAG lives "
                 "in one process); raise WEB_THREADS instead, or name Qdrant and LightRAG servers "
-                "(QDRANT_URL and LIGHTRAG_URL or LIGHTRAG_URLS)"
+                "(QDRANT_URL and LIGHTRAG_URL, LIGHTRAG_URLS or GRAPH_DATABASE_URL)"
             )
         # The worker, the beat and the MCP servers a model starts reach the embedded stores
         # through the internal door at this address, opened by the machine secret.

@@ -104,12 +104,22 @@ def _remember(client, text: str) -> tuple[float, dict]:  # type: ignore[no-untyp
 def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple[float, float]]:
     from django.test import override_settings
 
+    from memory.models import OutboxItem
     from memory.stores.embeddings import embedder
 
     client = _client(f"fill-{mode}")
+
+    def _filled(told: int) -> float:
+        """Notes the stores hold so far: items delivered (done, or held by the graph in
+        memory — findable) over the items a note makes."""
+        mine = OutboxItem.objects.filter(architect__name=f"fill-{mode}")
+        total = mine.count()
+        return mine.filter(status__in=["done", "held"]).count() / (total / told) if total else 0.0
+
     counts = getattr(embedder(), "counts", None)
     before = {k: list(v) for k, v in counts.items()} if counts else None
     began = time.perf_counter()
+    last = (0.0, began)
     drainer = Drainer()
     drainer.start()
     seconds: list[float] = []
@@ -122,13 +132,16 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
                 if i in checkpoints:
                     window = seconds[-200:]
                     out[i] = (statistics.median(window), percentile(window, 95))
+                    filled, mark = _filled(i), time.perf_counter()
+                    rate = (filled - last[0]) / (mark - last[1])
+                    last = (filled, mark)
                     print(
                         f"  {mode}: {i} facts: remember p50 {out[i][0] * 1000:.1f} ms, "
-                        f"p95 {out[i][1] * 1000:.1f} ms",
+                        f"p95 {out[i][1] * 1000:.1f} ms; the stores filled {rate:.2f} notes/s "
+                        f"since the last checkpoint ({filled:.0f} notes in)",
                         file=sys.stderr,
                     )
         # The stores catch up before the next phase (its lag would measure this backlog).
-        from memory.models import OutboxItem
 
         started = time.perf_counter()
         while OutboxItem.objects.filter(status="queued").exists():

@@ -52,7 +52,8 @@ def test_the_settings_reader_sees_what_settings_read():
 def test_every_service_is_health_checked_and_every_outside_image_pinned():
     services = _compose()["services"]
     assert {"web", "worker", "beat", "postgres", "redis", "qdrant"} <= set(services)
-    assert any(name.startswith("lightrag-") for name in services)
+    # The graph runs in the memory's processes on PostgreSQL: no service an architect.
+    assert not any(name.startswith("lightrag") for name in services)
     for name, service in services.items():
         test = (service.get("healthcheck") or {}).get("test")
         assert test, f"{name} has no health check"
@@ -73,6 +74,14 @@ def test_every_variable_given_to_the_memory_is_one_its_settings_read():
         assert given, name
         assert given <= read, f"{name}: {sorted(given - read)} are read by no setting"
         assert services[name]["env_file"] == "../.env"
+
+
+def test_the_graph_is_on_the_postgresql_that_has_pgvector():
+    services = _compose()["services"]
+    assert "pgvector" in services["postgres"]["image"]
+    for name in MEMORY_SERVICES:
+        url = services[name]["environment"]["GRAPH_DATABASE_URL"]
+        assert url.startswith("postgres://") and "@postgres:5432/" in url
 
 
 def test_the_example_environment_names_only_settings():

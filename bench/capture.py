@@ -150,7 +150,6 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
         print(
             f"  {mode}: the stores caught up {ended - started:.1f} s after the last answer; "
             f"filled {len(texts) / (ended - began):.2f} notes/s from the first remember",
-            file=sys.stderr,
         )
         if before is not None:
             passages = counts["passage"][1] - before["passage"][1]
@@ -158,7 +157,6 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
             print(
                 f"  {mode}: passage embeddings per note: {passages / len(texts):.2f} computed "
                 f"({asked / len(texts):.2f} asked; the rest were recent)",
-                file=sys.stderr,
             )
     finally:
         drainer.stop.set()

@@ -62,6 +62,10 @@ def test_capture_bench_runs_and_prints_remember_and_lag():
     assert [r[0] for r in rows] == ["15", "30"] and all(float(r[1]) > 0 for r in rows)
     assert "findable by the vectors after p50" in out
     assert "by the graph after p50" in out  # 15 notes: the graph catches up within its wait
+    # The fill's rate and its embeddings a note: the notes' own and context vectors at least.
+    assert "notes/s from the first remember" in out
+    computed = float(out.split("passage embeddings per note: ")[1].split()[0])
+    assert computed >= 2.0
 
 
 @pytest.mark.slow
@@ -94,6 +98,21 @@ def test_graph_bench_runs_and_its_queries_find_chunks():
     # questions' keywords meet the notes' entities, so the graph is walked.
     assert all(r[-1] != "0%" for r in rows)
     assert "insert per note k=" in out and "query p50 k=" in out
+    assert "bytes written per note, 120 / 60 notes:" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("database", ["", "wheel"])
+def test_graph_bench_counts_another_architects_notes_in_the_answers(database):
+    require(LOCOMO)
+    extra = ["--database", database] if database else []
+    out = _run(
+        "bench/graph.py", "--architects", "3", "--notes-each", "20", "--queries", "12", *extra
+    )
+    line = next(x for x in out.splitlines() if x.startswith("12 queries:"))
+    read = int(line.split(" sources read")[0].rsplit(" ", 1)[1])
+    assert read > 0  # the answers named sources: isolation was looked at, not assumed
+    assert line.endswith("another architect's notes in the answers: 0 (goal 0)")
 
 
 @pytest.mark.slow

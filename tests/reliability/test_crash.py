@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -30,6 +28,7 @@ from tests.serving.process import (
     children_of,
     free_port,
     own_database,
+    query,
     server_env,
 )
 
@@ -75,17 +74,6 @@ def _crash(served: Served) -> None:
     deadline = time.monotonic() + 30
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
-
-
-def _query(env: dict[str, str], sql: str) -> list[tuple[Any, ...]]:
-    url = env.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        with psycopg.connect(url) as conn:
-            return conn.execute(sql).fetchall()
-    with sqlite3.connect(Path(env["MEMORY_DATA_DIR"]) / "memory.sqlite3") as conn:
-        return conn.execute(sql).fetchall()
 
 
 def _burst(served: Served, key: str, acked: list[str], stop: threading.Event) -> None:
@@ -175,12 +163,12 @@ def test_kill_9_in_the_middle_of_a_burst_loses_no_acknowledged_note(tmp_path):
         try:
             deadline = time.monotonic() + SETTLED_WITHIN
             while time.monotonic() < deadline:
-                queued = _query(
+                queued = query(
                     env, "SELECT COUNT(*) FROM memory_outboxitem WHERE status = 'queued'"
                 )[0][0]
-                running = _query(env, "SELECT COUNT(*) FROM memory_run WHERE status = 'running'")[
+                running = query(env, "SELECT COUNT(*) FROM memory_run WHERE status = 'running'")[0][
                     0
-                ][0]
+                ]
                 if queued == 0 and running == 0:
                     break
                 time.sleep(1)
@@ -188,15 +176,15 @@ def test_kill_9_in_the_middle_of_a_burst_loses_no_acknowledged_note(tmp_path):
         finally:
             assert again.stop() == 0, again.tail()
 
-        architect_id = _query(env, "SELECT id FROM memory_architect WHERE name = 'alice'")[0][0]
-        notes = [str(row[0]).replace("-", "") for row in _query(env, "SELECT id FROM memory_note")]
+        architect_id = query(env, "SELECT id FROM memory_architect WHERE name = 'alice'")[0][0]
+        notes = [str(row[0]).replace("-", "") for row in query(env, "SELECT id FROM memory_note")]
         notes = [f"{n[:8]}-{n[8:12]}-{n[12:16]}-{n[16:20]}-{n[20:]}" for n in notes]
         assert set(acked) <= set(notes), "an acknowledged note is missing from the database"
         assert len(notes) < BURST, "the crash came after the burst: nothing was tested"
-        dead = _query(env, "SELECT id, last_error FROM memory_outboxitem WHERE status = 'dead'")
+        dead = query(env, "SELECT id, last_error FROM memory_outboxitem WHERE status = 'dead'")
         assert dead == []
         # What the graph held in memory was saved when the server stopped (or replayed if not).
-        held = _query(env, "SELECT COUNT(*) FROM memory_outboxitem WHERE status = 'held'")
+        held = query(env, "SELECT COUNT(*) FROM memory_outboxitem WHERE status = 'held'")
         assert held == [(0,)]
         in_vectors, in_graph = _in_stores(data_dir, architect_id, notes)
         assert set(notes) - in_vectors == set(), "notes missing from the vectors"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -76,6 +78,18 @@ def own_database(env: dict[str, str]) -> Iterator[None]:
     finally:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
+
+
+def query(env: dict[str, str], sql: str) -> list[tuple[Any, ...]]:
+    """Read the served memory's database (its SQLite file, or its PostgreSQL database)."""
+    url = env.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            return conn.execute(sql).fetchall()
+    with sqlite3.connect(Path(env["MEMORY_DATA_DIR"]) / "memory.sqlite3") as conn:
+        return conn.execute(sql).fetchall()
 
 
 @dataclass

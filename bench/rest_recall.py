@@ -1,0 +1,78 @@
+"""Recall over REST against a running memory (`make run`), as a caller sees it: LoCoMo's
+questions asked of one architect at each depth, p50/p95 of the whole request and the level
+that answered (PASSPORT.md «Скорость и масштаб»). The architect is whatever the memory holds —
+e.g. the 10,000 notes `bench/capture.py` leaves in its data folder:
+
+    MEMORY_DATA_DIR=/tmp/memory-bench-capture-XXXX make run &
+    MEMORY_DATA_DIR=/tmp/memory-bench-capture-XXXX .venv/bin/python manage.py memory_key \\
+        --architect fill-behind --max-depth deep          # prints a key
+    .venv/bin/python bench/rest_recall.py http://127.0.0.1:3700 KEY --questions 300
+
+Ask once the stores have caught up (nothing queued in the outbox), so levels 3 and 4 see every
+note; each question is asked once a depth, one at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import locomo_questions, percentile  # noqa: E402
+
+
+def _post(base: str, key: str, verb: str, body: dict) -> tuple[int, float, dict]:
+    request = urllib.request.Request(
+        f"{base}/api/v1/{verb}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            code, answer = response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        code, answer = error.code, {}
+    return code, (time.perf_counter() - started) * 1000, answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("base", help="the memory's address, e.g. http://127.0.0.1:3700")
+    parser.add_argument("key", help="an API key of the architect asked")
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--depths", default="standard,deep")
+    args = parser.parse_args()
+    questions = locomo_questions()[:: max(1, len(locomo_questions()) // args.questions)]
+    questions = questions[: args.questions]
+    print(f"{len(questions)} LoCoMo questions a depth, over REST at {args.base}")
+    print(f"{'depth':>9} {'p50 ms':>7} {'p95 ms':>7} {'errors':>7}  answered at level")
+    for depth in args.depths.split(","):
+        times, levels, errors = [], {}, 0
+        for question in questions:
+            code, ms, answer = _post(
+                args.base, args.key, "recall", {"text": question, "depth": depth}
+            )
+            if code != 200:
+                errors += 1
+                continue
+            times.append(ms)
+            level = str(answer.get("depth_used"))
+            levels[level] = levels.get(level, 0) + 1
+        print(
+            f"{depth:>9} {statistics.median(times):>7.0f} {percentile(times, 95):>7.0f} "
+            f"{errors:>7}  {dict(sorted(levels.items()))}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -109,6 +109,14 @@ def _database(choice: str, folder: Path) -> str:
     return server.get_uri("graph")
 
 
+def _wal_bytes(url: str) -> int:
+    """Bytes of WAL the database server has written so far (PostgreSQL 14+)."""
+    import psycopg
+
+    with psycopg.connect(url) as connection:
+        return int(connection.execute("SELECT wal_bytes FROM pg_stat_wal").fetchone()[0])
+
+
 def _batch(texts: list[str], first: int, last: int, architect: int) -> tuple[list, list]:
     """Notes first..last-1 of an architect as chunks (numbered: LightRAG keys a chunk by its
     content, and the bench cycles LoCoMo's ~5,900 turns) and their NER entities, as the outbox
@@ -204,8 +212,9 @@ def main() -> None:
 
     vectors = HashedWords()
     graph_store.embedder = lambda: vectors  # the store's embedding lookup, without a model
-    folder = Path(os.environ["MEMORY_DATA_DIR"]) / "graph"
-    database = _database(args.database, Path(os.environ["MEMORY_DATA_DIR"]))
+    data = Path(os.environ["MEMORY_DATA_DIR"])
+    folder = data / "graph"
+    database = _database(args.database, data)
     store = graph_store.LocalLightRag(working_dir=folder, embed=vectors, database=database)
     if args.architects:
         try:
@@ -216,6 +225,10 @@ def main() -> None:
     texts = _texts(checkpoints[-1])
     questions = locomo_questions()[: args.questions]
     batch = settings.GRAPH_BATCH
+    # Files: this process's writes and the workspace folder. PostgreSQL writes in its own
+    # process: the WAL it wrote (what a database writes for a change) and its data folder.
+    written_now = (lambda: _wal_bytes(database)) if database else _written
+    disk = folder if not database else (data / "pgvector" if args.database == "wheel" else None)
 
     print(
         f"cores: {os.cpu_count()}; in-process LightRAG ({store.name}), one architect, "
@@ -230,11 +243,11 @@ def main() -> None:
     for checkpoint in checkpoints:
         while told < checkpoint:
             chunks, entities = _batch(texts, told, min(checkpoint, told + batch), 0)
-            started, before = time.perf_counter(), _written()
+            started, before = time.perf_counter(), written_now()
             store.insert(architect_id=1, chunks=chunks, entities=entities, relations=[])
             batches.append(time.perf_counter() - started)
             if before is not None:
-                written.append((_written() or before) - before)
+                written.append((written_now() or before) - before)
             told += len(chunks)
             batches_notes += [1] * len(chunks)
         per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
@@ -257,7 +270,7 @@ def main() -> None:
             "query_p50": statistics.median(times),
             "query_p95": percentile(times, 95),
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "disk": _disk(folder) / 1e6,
+            "disk": _disk(disk) / 1e6 if disk else float("nan"),
             "written": sum(written) / 1e3 / len(batches_notes) if written else float("nan"),
             "found": with_chunks / max(1, len(times)),
         }
@@ -275,6 +288,8 @@ def main() -> None:
         first, last = rows[0], rows[-1]
 
         def k(key: str) -> str:
+            if not (first[key] > 0 and last[key] > 0):
+                return "—"  # not measured (a database's disk elsewhere)
             ratio = math.log(last[key] / first[key]) / math.log(last["notes"] / first["notes"])
             return f"{ratio:.2f}"
 

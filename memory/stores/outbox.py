@@ -35,7 +35,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connections, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory.celery import enqueue as enqueue_job
@@ -524,10 +524,25 @@ def _as_batch(items: list[OutboxItem], act: Any, result: Drained) -> None:
         for item in items:
             _deliver_one(item, result)
         return
-    for item in items:
-        _settle(item, None, result, held=not saved)
+    _settle_delivered(items, result, held=not saved)
     if saved and items[0].store == "graph":
         _saved(items[0].architect_id)
+
+
+def _settle_delivered(items: list[OutboxItem], result: Drained, *, held: bool) -> None:
+    """Record a batch delivered by one act: one UPDATE for all of it (as ``_settle`` would each)."""
+    pks = [item.pk for item in items]
+    with transaction.atomic():
+        OutboxItem.objects.filter(pk__in=pks).update(
+            status="held" if held else "done",
+            attempts=F("attempts") + 1,
+            claimed_until=None,
+            last_error="",
+            done_at=timezone.now(),
+        )
+    result.delivered += pks
+    if held:
+        result.held += pks
 
 
 def requeue(ids: Iterable[int]) -> int:

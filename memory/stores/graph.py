@@ -182,11 +182,14 @@ class _Loop:
 
 
 async def _embed(texts: list[str], context: str | None = None, **_: Any) -> Any:
+    """LightRAG's embedding function. Everything is embedded as passages — the stored texts and
+    a query's keywords alike (what level 3 was measured with); a query's (``context`` "query")
+    are embedded at once for the caller who waits, not behind the stores' filling."""
     import numpy as np
 
     loop = asyncio.get_running_loop()
     e = embedder()
-    fn = e.embed_query if context == "query" else e.embed_documents
+    fn = e.embed_documents_now if context == "query" else e.embed_documents
     return np.array(await loop.run_in_executor(None, fn, list(texts)), dtype="float32")
 
 
@@ -312,6 +315,8 @@ class LocalLightRag:
                         # PostgreSQL's vector tables carry the model's name: another
                         # embedder's vectors never meet these (the files ignore it).
                         model_name=self.embed.name,
+                        # LightRAG then says which calls are a query's (see _embed).
+                        supports_asymmetric=True,
                     ),
                     llm_model_func=_no_model,
                     tokenizer=Tokenizer("memory-words", WordTokenizer()),

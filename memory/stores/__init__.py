@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from memory.engines import stores_embedded
+
 
 def embedded() -> bool:
-    """True when the vectors or the graph run inside a process (local Qdrant, in-process
-    LightRAG on files): then one process owns them and the others go through the internal door.
-    LightRAG on PostgreSQL (GRAPH_DATABASE_URL) runs in every process, over the database."""
-    graph_served = settings.LIGHTRAG_URL or settings.LIGHTRAG_URLS or settings.GRAPH_DATABASE_URL
-    return not (settings.QDRANT_URL and graph_served)
+    """True when the vectors or the graph run inside a process (``engines.stores_embedded``):
+    then one process owns them and the others go through the internal door."""
+    return stores_embedded(
+        qdrant_url=settings.QDRANT_URL,
+        lightrag_url=settings.LIGHTRAG_URL,
+        lightrag_urls=settings.LIGHTRAG_URLS,
+        graph_database_url=settings.GRAPH_DATABASE_URL,
+    )
 
 
 def reset() -> None:

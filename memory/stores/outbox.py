@@ -230,33 +230,22 @@ def _claim(pks: list[int], *, force: bool) -> list[OutboxItem]:
     return [mine[pk] for pk in pks if pk in mine]  # the others: another drainer's, or not queued
 
 
-def _settle(
-    item: OutboxItem, error: BaseException | None, result: Drained, *, held: bool = False
-) -> None:
-    """Record one item's delivery: done (or held: delivered into a store's memory, ``done_at``
-    the moment it became findable), queued again with backoff, or dead."""
+def _settle_failed(item: OutboxItem, error: BaseException, result: Drained) -> None:
+    """Record one item's failed delivery: queued again with backoff, or dead."""
     now = timezone.now()
     item.attempts += 1
     item.claimed_until = None
-    if error is None:
-        item.status = "held" if held else "done"
-        item.done_at = now
-        item.last_error = ""
-        result.delivered.append(item.pk)
-        if held:
-            result.held.append(item.pk)
+    retryable, reason = classify(error)
+    item.last_error = reason[:4000]
+    result.errors[item.pk] = reason
+    if retryable:
+        item.next_attempt_at = now + backoff(item.attempts)
+        result.queued.append(item.pk)
     else:
-        retryable, reason = classify(error)
-        item.last_error = reason[:4000]
-        result.errors[item.pk] = reason
-        if retryable:
-            item.next_attempt_at = now + backoff(item.attempts)
-            result.queued.append(item.pk)
-        else:
-            item.status = "dead"
-            item.done_at = now
-            result.dead.append(item.pk)
-            log.error("outbox item %s is dead: %s", item.pk, reason)
+        item.status = "dead"
+        item.done_at = now
+        result.dead.append(item.pk)
+        log.error("outbox item %s is dead: %s", item.pk, reason)
     with transaction.atomic():
         OutboxItem.objects.filter(pk=item.pk).update(
             status=item.status,
@@ -314,11 +303,11 @@ _graph_writing = threading.RLock()
 _recovered = False
 
 
-def _saved(architect_id: int) -> None:
-    """The architect's graph is saved: whatever it held is done."""
-    OutboxItem.objects.filter(architect_id=architect_id, store="graph", status="held").update(
-        status="done"
-    )
+def _saved(architect_id: int) -> int:
+    """The architect's graph is saved: whatever it held is done. Returns how many."""
+    return OutboxItem.objects.filter(
+        architect_id=architect_id, store="graph", status="held"
+    ).update(status="done")
 
 
 def save_held(*, older_than: float = 0.0) -> int:
@@ -338,8 +327,7 @@ def save_held(*, older_than: float = 0.0) -> int:
                     "outbox: the graph of architect %s was not saved: %s", architect_id, error
                 )
                 continue
-            settled += held.filter(architect_id=architect_id).count()
-            _saved(architect_id)
+            settled += _saved(architect_id)
     return settled
 
 
@@ -492,11 +480,9 @@ def _deliver_one(item: OutboxItem, result: Drained) -> None:
         try:
             saved = _deliver(item)
         except Exception as error:  # classified, recorded, and the drain goes on
-            _settle(item, error, result)
+            _settle_failed(item, error, result)
         else:
-            _settle(item, None, result, held=not saved)
-            if saved and item.store == "graph":
-                _saved(item.architect_id)
+            _settle_delivered([item], result, saved=saved)
 
 
 def _deliver_batch(architect_id: int, kind: str, items: list[OutboxItem], result: Drained) -> None:
@@ -524,25 +510,27 @@ def _as_batch(items: list[OutboxItem], act: Any, result: Drained) -> None:
         for item in items:
             _deliver_one(item, result)
         return
-    _settle_delivered(items, result, held=not saved)
-    if saved and items[0].store == "graph":
-        _saved(items[0].architect_id)
+    _settle_delivered(items, result, saved=saved)
 
 
-def _settle_delivered(items: list[OutboxItem], result: Drained, *, held: bool) -> None:
-    """Record a batch delivered by one act: one UPDATE for all of it (as ``_settle`` would each)."""
+def _settle_delivered(items: list[OutboxItem], result: Drained, *, saved: bool) -> None:
+    """Record items delivered by one act, with one UPDATE: ``done``, or ``held`` when the store
+    holds them in memory (``done_at`` is when they became findable). A graph insert that saved
+    also saved whatever the architect's graph held before: those are done too."""
     pks = [item.pk for item in items]
     with transaction.atomic():
         OutboxItem.objects.filter(pk__in=pks).update(
-            status="held" if held else "done",
+            status="done" if saved else "held",
             attempts=F("attempts") + 1,
             claimed_until=None,
             last_error="",
             done_at=timezone.now(),
         )
     result.delivered += pks
-    if held:
+    if not saved:
         result.held += pks
+    elif items[0].store == "graph":
+        _saved(items[0].architect_id)
 
 
 def requeue(ids: Iterable[int]) -> int:

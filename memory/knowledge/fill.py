@@ -175,9 +175,8 @@ def writes_to_graph(*, run: Run, phrase: str) -> OutboxItem | None:
 
     def link(source: str, target: str, label: str) -> None:
         for name in (source, target):
-            entities.setdefault(
-                name, Entity(name=name, description=f"«{phrase[:300]}»", source=chunk.id)
-            )
+            # Described by its name, as every entity (``entities_of``): the phrase is the chunk.
+            entities.setdefault(name, Entity(name=name, source=chunk.id))
         relations.append(
             Relation(
                 source=source,

@@ -281,7 +281,6 @@ class LocalLightRag:
     def __init__(self, *, working_dir: Path, embed: Embedder, database: str = "") -> None:
         self.working_dir = working_dir
         self.embed = embed
-        # On PostgreSQL every insert is written by LightRAG's own end-of-insert step: no hold.
         self.database = database
         self.storages: dict[str, str] = {}
         if database:
@@ -354,8 +353,6 @@ class LocalLightRag:
     def _save_due(self, architect_id: int, inserts: int) -> bool:
         """Save now when a save's bytes (the workspace's files, rewritten whole), spread over
         the inserts it would make durable, come to GRAPH_SAVE_BYTES or less each."""
-        if self.database:
-            return True
         waiting = self._unsaved.get(architect_id, 0) + inserts
         size = _disk_bytes(self.working_dir / self._workspace(architect_id))
         return waiting * settings.GRAPH_SAVE_BYTES >= size
@@ -398,7 +395,8 @@ class LocalLightRag:
         }
         inserts = max(1, len(chunks))
         with self._writing:
-            hold = not self._save_due(architect_id, inserts)
+            # On PostgreSQL LightRAG's end-of-insert step writes the rows: nothing to hold.
+            hold = not self.database and not self._save_due(architect_id, inserts)
 
             async def write(rag: Any) -> None:
                 rag.memory_hold = hold

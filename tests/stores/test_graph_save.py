@@ -87,6 +87,24 @@ def test_closing_the_engine_saves_what_it_holds(tmp_path, settings):
     assert chunk_id in _on_disk(tmp_path / "lightrag", 1)
 
 
+def test_on_postgresql_every_insert_is_written_at_once(tmp_path, settings, graph_database):
+    settings.GRAPH_SAVE_BYTES = 1  # a budget the files would hold every insert for
+    engine = LocalLightRag(
+        working_dir=tmp_path / "lightrag", embed=embedder(), database=graph_database
+    )
+    try:
+        assert [_insert(engine, who)[0] for who in ("Аркадий", "Болеслав")] == [True, True]
+    finally:
+        engine.close()
+    again = LocalLightRag(
+        working_dir=tmp_path / "lightrag", embed=embedder(), database=graph_database
+    )
+    try:
+        assert any("Болеслав" in c for c in _chunks_found(again, "Болеслав"))
+    finally:
+        again.close()
+
+
 @pytest.mark.django_db
 def test_held_items_are_done_once_saved_and_delivered_again_after_a_crash(
     alice, alice_api, settings

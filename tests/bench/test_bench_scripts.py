@@ -72,17 +72,20 @@ def test_capture_bench_runs_and_prints_remember_and_lag():
 @pytest.mark.parametrize("prefill", ["writes", "bulk"])
 def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
     require(LOCOMO)  # it tells LoCoMo's turns (bench/capture.py)
+    # One write each: a configuration told whole, one prefilled, and two architects. In bulk,
+    # only the prefilled ones differ from that (a configuration told whole prefills nothing):
+    # two of them, so the growth between two sizes is fitted too.
+    sizes, architects, expected = {
+        "writes": ("20,40", "2x10", [("20", "1", "0"), ("40", "1", "15"), ("20", "2", "0")]),
+        "bulk": ("30,40", "none", [("30", "1", "5"), ("40", "1", "15")]),
+    }[prefill]
     out = _run(
-        "bench/scale.py", "--sizes", "20,40", "--architects-run", "2x10", "--told", "25",
+        "bench/scale.py", "--sizes", sizes, "--architects-run", architects, "--told", "25",
         "--prefill", prefill,
     )  # fmt: skip
     assert ("in bulk + reindex" in out) == (prefill == "bulk")
-    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "40")]
-    assert [(r[0], r[1], r[2]) for r in rows] == [
-        ("20", "1", "0"),
-        ("40", "1", "15"),
-        ("20", "2", "0"),
-    ]
+    rows = [line.split() for line in out.splitlines() if line.strip()[:2] in ("20", "30", "40")]
+    assert [(r[0], r[1], r[2]) for r in rows] == expected
     assert all(float(r[8]) > 0 for r in rows)  # disk per 1k facts was measured
     assert "remember p95 k=" in out and "standard@1" in out
 

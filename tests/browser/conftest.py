@@ -142,14 +142,16 @@ def sign_in(page: Any, base_url: str) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def shoot() -> Callable[[Any, str], Path]:
-    """Save a full-page PNG of the stand into the screenshots folder."""
+def shoot() -> Callable[..., Path]:
+    """Save a full-page PNG of the stand into the screenshots folder (``full_page=False``: what
+    the window shows, for a page as long as the passport, whose whole was a 15 MB PNG that took
+    seconds to encode)."""
 
-    def save(tab: Any, name: str) -> Path:
+    def save(tab: Any, name: str, full_page: bool = True) -> Path:
         folder = screenshots_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
-        tab.screenshot(path=str(path), full_page=True)
+        tab.screenshot(path=str(path), full_page=full_page)
         WRITTEN.append(path)
         return path
 

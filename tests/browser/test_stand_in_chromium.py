@@ -250,7 +250,7 @@ def test_the_passport_is_a_page_reached_from_the_stand(page, sign_in, walker, sh
     assert article.locator("table").count() >= 1 and article.locator("code").count() > 10
     lead = {"ru": "Как память построена", "en": "How the memory is built"}[lang]
     expect(page.locator("#passport-page > p.help")).to_contain_text(lead)
-    shoot(page, f"passport-{lang}.png")
+    shoot(page, f"passport-{lang}.png", full_page=False)
 
 
 def test_a_conclusion_is_denied_in_one_click_with_the_humans_words(

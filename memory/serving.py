@@ -9,6 +9,7 @@ memory), so the web runs as one process with many threads; with Qdrant and Light
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 wsgi_app = "memory.wsgi:application"
@@ -31,7 +32,25 @@ def post_worker_init(worker: Any) -> None:
 
     worker.log.info("warming up the stores (embedder, morphology, NER, graph)…")
     stores.warm()
+    _end_rounds_on_term(worker)
     worker.log.info("warm: serving")
+
+
+def _end_rounds_on_term(worker: Any) -> None:
+    """On SIGTERM the outbox's rounds in flight end at their next batch (gunicorn then waits for
+    the requests in flight, a worker's replay through the internal door among them): the stop
+    no longer waits for a backlog's rounds, and what they gave back is delivered after the start.
+    Gunicorn's own handler, installed before this hook, still runs."""
+    from memory.stores import outbox  # gunicorn reads this file before Django is set up
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stopping(signum: int, frame: Any) -> None:
+        outbox.stop_rounds()
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, stopping)
 
 
 def worker_exit(server: Any, worker: Any) -> None:

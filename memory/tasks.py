@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_shutting_down
 from django.conf import settings
 from django.utils import timezone
 
@@ -45,6 +46,13 @@ def outbox_replay(self) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         delay = max(0.0, (due.next_attempt_at - timezone.now()).total_seconds())
         outbox.hand_over(delay)
     return result.as_dict()
+
+
+@worker_shutting_down.connect
+def _end_rounds(**_: Any) -> None:
+    """The worker is asked to stop: the outbox's rounds in flight in it (server engines: it
+    delivers itself) end at their next batch, so the warm shutdown does not wait for a backlog."""
+    outbox.stop_rounds()
 
 
 @shared_task(name="memory.sweep", acks_late=True)

@@ -206,6 +206,19 @@ def lease() -> timedelta:
     return timedelta(seconds=settings.OUTBOX_LEASE_SECONDS)
 
 
+# Set when this process is asked to stop (gunicorn's worker, the Celery worker): the rounds in
+# flight end at the next batch and give back what they claimed, which the next start delivers
+# (nothing is lost, it was never settled). A round runs GRAPH_ROUND_SECONDS at most, but four
+# replays in flight at once each ran 12-18 s, and the stop waited for every one of them.
+_stopping = threading.Event()
+
+
+def stop_rounds() -> None:
+    """This process is stopping: background rounds end at the next batch (the items a request
+    delivers itself, and the save of what the graph holds, still happen)."""
+    _stopping.set()
+
+
 def _holder_here() -> bool:
     """Only the holder of embedded stores delivers to them; server engines take anyone."""
     return not (embedded() and settings.MEMORY_STORE_ACCESS == "door")
@@ -281,7 +294,11 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
             graph_done = lane.submit(_own_connection, _graph_lane, graph_lane, force, result)
             _run_lane(vector_lane, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
             while not graph_done.done():
-                more, _ = _lanes(_claimed(None, force, limit, graph=False))
+                more, _ = (
+                    ([], [])
+                    if _stopping.is_set()
+                    else _lanes(_claimed(None, force, limit, graph=False))
+                )
                 if more:
                     _run_lane(more, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
                 else:
@@ -359,7 +376,7 @@ def _graph_lane(groups: list[list[OutboxItem]], force: bool, result: Drained) ->
     budget = time.monotonic() + settings.GRAPH_ROUND_SECONDS
     while groups:
         _run_lane(groups, budget, result)
-        if time.monotonic() > budget:
+        if time.monotonic() > budget or _stopping.is_set():
             return
         groups = _lanes(_claimed(None, force, settings.GRAPH_BATCH, graph=True))[1]
 
@@ -413,9 +430,11 @@ def _own_connection(work: Any, *args: Any) -> Any:
 
 
 def _run_lane(groups: list[list[OutboxItem]], budget: float | None, result: Drained) -> None:
-    """Deliver groups in order until the round's time is spent (the first group always)."""
+    """Deliver groups in order until the round's time is spent (the first group always), or
+    until this process stops (a round's, not a request's: a request delivers its own)."""
     for n, group in enumerate(groups):
-        if n and budget is not None and time.monotonic() > budget:
+        over = budget is not None and (_stopping.is_set() or (n and time.monotonic() > budget))
+        if over:
             _release([i.pk for g in groups[n:] for i in g])
             break
         if group[0].store == "vectors" and group[0].op == "add":

@@ -191,3 +191,60 @@ def test_a_claim_takes_only_the_items_no_other_drainer_holds(alice):
     assert [i.pk for i in mine] == [pks[0], pks[2]]
     assert all(i.claimed_until is not None for i in mine)
     assert outbox._claim(pks, force=True) == []  # all leased now: nothing for a third
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stopping_process_ends_its_rounds_and_gives_back_what_it_claimed(
+    alice_api, settings, monkeypatch
+):
+    """Asked to stop, a round delivers nothing more of the backlog: what it claimed goes back to
+    the queue unleased (never settled, so nothing is lost), and the next process delivers it."""
+    import threading
+
+    settings.STORES_FILL = "behind"  # the answers leave their items to the rounds
+    for n in range(6):
+        alice_api.remember(f"Сосед {n} держит кота по имени Барсик-{n}.")
+    backlog = set(OutboxItem.objects.filter(status="queued").values_list("pk", flat=True))
+    assert {s for s in OutboxItem.objects.values_list("store", flat=True)} >= {"vectors", "graph"}
+
+    monkeypatch.setattr(outbox, "_stopping", threading.Event())
+    outbox.stop_rounds()
+    drained = outbox.drain()
+    assert drained.delivered == [] and drained.held == []
+    left = OutboxItem.objects.filter(pk__in=backlog)
+    assert set(left.filter(status="queued", claimed_until=None).values_list("pk", flat=True)) == (
+        backlog
+    )
+
+    monkeypatch.setattr(outbox, "_stopping", threading.Event())  # the next start
+    while OutboxItem.objects.filter(status="queued").exists():
+        outbox.drain(force=True)
+    assert not left.exclude(status__in=["done", "held"]).exists()
+
+
+def test_sigterm_to_the_web_worker_and_the_celery_workers_stop_end_the_rounds(monkeypatch):
+    """Gunicorn's worker (memory.serving) and the Celery worker (memory.tasks) both tell the
+    outbox they stop; gunicorn's own handler still runs after ours."""
+    import signal
+    import threading
+
+    from celery.signals import worker_shutting_down
+
+    from memory import serving
+
+    class Worker:
+        log = None
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        monkeypatch.setattr(outbox, "_stopping", threading.Event())
+        serving._end_rounds_on_term(Worker())
+        signal.raise_signal(signal.SIGTERM)
+        assert outbox._stopping.is_set() and seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    monkeypatch.setattr(outbox, "_stopping", threading.Event())
+    worker_shutting_down.send(sender="worker@test", sig="SIGTERM", how="Warm", exitcode=0)
+    assert outbox._stopping.is_set()

@@ -168,6 +168,7 @@ def current(note: Note) -> Note:
     count) makes a chain as long as its tellings, and a walk of one query a link cost each recall
     that met its oldest note a query per telling. UNION (not UNION ALL) stops at a note met
     before, so a loop cannot make the query endless; a chain with no end (a loop) keeps the note.
+    The note read is ``note``'s architect's: a replacement never crosses architects.
     """
     if note.superseded_by_id is None:
         return note
@@ -185,7 +186,8 @@ def current(note: Note) -> Note:
         row = cursor.fetchone()
     if row is None:
         return note
-    return Note.objects.filter(pk=Note._meta.pk.to_python(row[0])).first() or note
+    newest = Note.objects.filter(architect_id=note.architect_id, pk=Note._meta.pk.to_python(row[0]))
+    return newest.first() or note
 
 
 # --- a value changed in other words: by meaning, once the note's vectors are in ---------------

@@ -452,14 +452,9 @@ def _newest_first(ranked: list[dict[str, Any]], ctx: RecallContext) -> None:
 
 
 def _holding_now(ctx: RecallContext, note_id: str | None) -> Note | None:
-    """The end of a supersession chain: the note that holds now."""
-    seen: set[str] = set()
-    note = None
-    while note_id and note_id not in seen:
-        seen.add(note_id)
-        note = Note.objects.filter(architect=ctx.architect, pk=note_id).first()
-        note_id = str(note.superseded_by_id) if note and note.superseded_by_id else None
-    return note
+    """The note that holds now in the chain ``note_id`` (the replacing note) belongs to."""
+    note = Note.objects.filter(architect=ctx.architect, pk=note_id).first() if note_id else None
+    return supersede.current(note) if note is not None else None
 
 
 def _as_notes(ranked: list[dict[str, Any]]) -> list[dict[str, Any]]:

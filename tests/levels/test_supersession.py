@@ -292,6 +292,25 @@ def test_the_newest_of_a_long_chain_is_found_in_one_query(bob, django_assert_max
 
 
 @pytest.mark.django_db
+def test_level_4_reads_the_end_of_a_long_chain_by_the_same_query_and_for_its_architect_only(
+    bob, alice, django_assert_max_num_queries
+):
+    """Level 4 asks the one rule (``supersede.current``): the note read, then the chain's end,
+    whatever its length; a note of another architect is not read at all."""
+    from memory.levels import vectors as vectors_level
+    from memory.levels.context import RecallContext
+
+    chain = [Note.objects.create(architect=bob, text=f"Счёт матча {i}:0.") for i in range(40)]
+    for older, newer in zip(chain, chain[1:], strict=False):
+        Note.objects.filter(pk=older.pk).update(superseded_by=newer)
+    ctx = RecallContext.of(architect=bob, text="Какой счёт?", scope=[], lang="ru")
+    with django_assert_max_num_queries(3):
+        assert vectors_level._holding_now(ctx, str(chain[1].pk)).pk == chain[-1].pk
+    other = RecallContext.of(architect=alice, text="Какой счёт?", scope=[], lang="ru")
+    assert vectors_level._holding_now(other, str(chain[1].pk)) is None
+
+
+@pytest.mark.django_db
 def test_a_chain_that_loops_ends_and_keeps_the_note(bob):
     """A loop cannot come from the write path (a note replaces only older ones), but a query
     that followed one would never end: it stops, and the note asked about stays the answer."""

@@ -32,11 +32,11 @@ def post_worker_init(worker: Any) -> None:
 
     worker.log.info("warming up the stores (embedder, morphology, NER, graph)…")
     stores.warm()
-    _end_rounds_on_term(worker)
+    _end_rounds_on_term()
     worker.log.info("warm: serving")
 
 
-def _end_rounds_on_term(worker: Any) -> None:
+def _end_rounds_on_term() -> None:
     """On SIGTERM the outbox's rounds in flight end at their next batch (gunicorn then waits for
     the requests in flight, a worker's replay through the internal door among them): the stop
     no longer waits for a backlog's rounds, and what they gave back is delivered after the start.

@@ -213,6 +213,11 @@ def lease() -> timedelta:
 _stopping = threading.Event()
 
 
+def _spent(budget: float) -> bool:
+    """A round ends when its time is spent or when this process stops."""
+    return _stopping.is_set() or time.monotonic() > budget
+
+
 def stop_rounds() -> None:
     """This process is stopping: background rounds end at the next batch (the items a request
     delivers itself, and the save of what the graph holds, still happen)."""
@@ -294,10 +299,10 @@ def drain(*, ids: Iterable[int] | None = None, force: bool = False, limit: int =
             graph_done = lane.submit(_own_connection, _graph_lane, graph_lane, force, result)
             _run_lane(vector_lane, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
             while not graph_done.done():
-                more, _ = (
-                    ([], [])
+                more = (
+                    []
                     if _stopping.is_set()
-                    else _lanes(_claimed(None, force, limit, graph=False))
+                    else _lanes(_claimed(None, force, limit, graph=False))[0]
                 )
                 if more:
                     _run_lane(more, time.monotonic() + settings.OUTBOX_ROUND_SECONDS, result)
@@ -376,7 +381,7 @@ def _graph_lane(groups: list[list[OutboxItem]], force: bool, result: Drained) ->
     budget = time.monotonic() + settings.GRAPH_ROUND_SECONDS
     while groups:
         _run_lane(groups, budget, result)
-        if time.monotonic() > budget or _stopping.is_set():
+        if _spent(budget):
             return
         groups = _lanes(_claimed(None, force, settings.GRAPH_BATCH, graph=True))[1]
 
@@ -433,8 +438,7 @@ def _run_lane(groups: list[list[OutboxItem]], budget: float | None, result: Drai
     """Deliver groups in order until the round's time is spent (the first group always), or
     until this process stops (a round's, not a request's: a request delivers its own)."""
     for n, group in enumerate(groups):
-        over = budget is not None and (_stopping.is_set() or (n and time.monotonic() > budget))
-        if over:
+        if budget is not None and (_stopping.is_set() if n == 0 else _spent(budget)):
             _release([i.pk for g in groups[n:] for i in g])
             break
         if group[0].store == "vectors" and group[0].op == "add":

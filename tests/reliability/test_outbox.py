@@ -232,14 +232,11 @@ def test_sigterm_to_the_web_worker_and_the_celery_workers_stop_end_the_rounds(mo
 
     from memory import serving
 
-    class Worker:
-        log = None
-
     seen: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
     try:
         monkeypatch.setattr(outbox, "_stopping", threading.Event())
-        serving._end_rounds_on_term(Worker())
+        serving._end_rounds_on_term()
         signal.raise_signal(signal.SIGTERM)
         assert outbox._stopping.is_set() and seen == [signal.SIGTERM]
     finally:

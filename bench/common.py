@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"  # read there, never copied
@@ -17,6 +19,50 @@ def locomo_questions() -> list[str]:
 
     samples = json.loads(LOCOMO.read_text())
     return [qa["question"] for sample in samples for qa in sample.get("qa", [])]
+
+
+class Turn(NamedTuple):
+    dia: str
+    text: str
+    said_at: str  # RFC 3339: the session's time, a second a turn, so the order holds
+    session: int
+
+
+def locomo_turns(sample: dict[str, Any], captions: bool) -> list[Turn]:
+    """Every turn of one LoCoMo conversation as the memory is told it: "<speaker>: <text>",
+    with the shared photo's caption when ``captions`` (" [shares a photo: …]"), said when its
+    session was, a second a turn."""
+    conversation = sample["conversation"]
+    out = []
+    index = 1
+    while f"session_{index}" in conversation:
+        started = datetime.strptime(
+            conversation[f"session_{index}_date_time"], "%I:%M %p on %d %B, %Y"
+        ).replace(tzinfo=UTC)
+        for second, turn in enumerate(conversation[f"session_{index}"]):
+            text = f"{turn['speaker']}: {turn.get('text', '')}"
+            if captions and turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            said = (started + timedelta(seconds=second)).isoformat().replace("+00:00", "Z")
+            out.append(Turn(turn["dia_id"], text, said, index))
+        index += 1
+    return out
+
+
+def returned_notes(answer: dict[str, Any]) -> list[str]:
+    """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates
+    (the same whether the answer came in process or as the REST API's JSON)."""
+    sys.path.insert(0, str(ROOT))
+    from memory.stores.graph_types import note_of_chunk
+
+    data = (answer.get("answer") or {}).get("data") or {}
+    out: list[str] = []
+    for item in data.get("notes", []) + data.get("hits", []):
+        if item.get("note"):
+            out.append(str(item["note"]))
+    out += [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
+    out += [str(item["note"]) for item in data.get("candidates", []) if item.get("note")]
+    return list(dict.fromkeys(out))
 
 
 def setup_django(prefix: str) -> None:

@@ -48,7 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import setup_django  # noqa: E402
+from common import returned_notes, setup_django  # noqa: E402
 
 RUSSIAN = Path(__file__).resolve().parent / "retrieval_corpus" / "ru.json"
 ENGLISH = Path(__file__).resolve().parent / "retrieval_corpus" / "en.json"
@@ -78,7 +78,7 @@ def _ask(
 
 
 def measure(limit: int | None = None, path: Path = RUSSIAN) -> dict[str, Any]:
-    from retrieval import _caller, _spread, remember, returned_notes
+    from retrieval import _caller, _spread, remember
 
     corpus = json.loads(path.read_text())
     caller = _caller(f"relearning-{path.stem}")
@@ -191,7 +191,7 @@ def measure_level3(from_level: int, path: Path = RUSSIAN) -> dict[str, Any]:
     relearning cycle keeping answers from ``from_level`` up (settings.RELEARN_FROM_LEVEL): what a
     question the graph answered (level 3) costs the second time, kept or not."""
     from django.conf import settings
-    from retrieval import _caller, remember, returned_notes
+    from retrieval import _caller, remember
 
     corpus = json.loads(path.read_text())
     caller = _caller(f"relearning-l3-{from_level}-{path.stem}")

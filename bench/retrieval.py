@@ -35,12 +35,12 @@ import math
 import sys
 import time
 from collections import Counter, defaultdict
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import LOCOMO, ROOT, setup_django  # noqa: E402
+from common import LOCOMO, ROOT, locomo_turns, returned_notes, setup_django  # noqa: E402
 
 RUSSIAN = ROOT / "bench" / "retrieval_corpus" / "ru.json"
 ENGLISH = ROOT / "bench" / "retrieval_corpus" / "en.json"
@@ -80,20 +80,6 @@ def recall(caller: Any, text: str, depth: str, scope: list[dict[str, Any]] | Non
     if scope:
         data["scope"] = scope
     return recall_service(caller=caller, data=data)
-
-
-def returned_notes(answer: dict[str, Any]) -> list[str]:
-    """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates."""
-    from memory.stores.graph_types import note_of_chunk
-
-    data = answer["answer"].get("data") or {}
-    out: list[str] = []
-    for item in data.get("notes", []) + data.get("hits", []):
-        if item.get("note"):
-            out.append(str(item["note"]))
-    out += [n for n in (note_of_chunk(c.get("source")) for c in data.get("chunks", [])) if n]
-    out += [str(item["note"]) for item in data.get("candidates", []) if item.get("note")]
-    return list(dict.fromkeys(out))
 
 
 # --- baselines -----------------------------------------------------------------------------
@@ -140,32 +126,6 @@ def dense(caller: Any, question: str, k: int = 10) -> list[str]:
 # --- (a) LoCoMo ----------------------------------------------------------------------------
 
 
-class Turn(NamedTuple):
-    dia: str
-    text: str
-    said_at: str  # RFC 3339: the session's time, a second a turn, so the order holds
-    session: int
-
-
-def _turns(sample: dict[str, Any]) -> list[Turn]:
-    """Every turn as the memory is told it: "<speaker>: <text>", said when its session was."""
-    conversation = sample["conversation"]
-    out = []
-    index = 1
-    while f"session_{index}" in conversation:
-        started = datetime.strptime(
-            conversation[f"session_{index}_date_time"], "%I:%M %p on %d %B, %Y"
-        ).replace(tzinfo=UTC)
-        for second, turn in enumerate(conversation[f"session_{index}"]):
-            text = f"{turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
-            said = (started + timedelta(seconds=second)).isoformat().replace("+00:00", "Z")
-            out.append(Turn(turn["dia_id"], text, said, index))
-        index += 1
-    return out
-
-
 def locomo_remember(
     conversations: int | None, progress: bool, turns_limit: int | None = None
 ) -> list[dict[str, Any]]:
@@ -176,7 +136,7 @@ def locomo_remember(
     stored = []
     for number, sample in enumerate(samples, 1):
         caller = _caller(f"locomo-{number}")
-        turns = _turns(sample)[:turns_limit]
+        turns = locomo_turns(sample, captions=True)[:turns_limit]
         ids: dict[str, str] = {}
         seconds = []
         for i, turn in enumerate(turns, 1):
@@ -395,7 +355,7 @@ def rebuild(number: int, sample: dict[str, Any], embed: Any) -> Rebuilt:
     from memory import relevance
     from memory.knowledge.notes import window
 
-    turns = _turns(sample)
+    turns = locomo_turns(sample, captions=True)
     texts = [t.text for t in turns]
     index = {t.dia: i for i, t in enumerate(turns)}
     talks = [t.session for t in turns]

@@ -172,8 +172,10 @@ _PEOPLE_WORDS = (
 
 
 def slots() -> frozenset[str]:
-    """The lemmas of words that name a value's slot («телефон», "code") and of value words."""
-    words = _SLOT_WORDS + _VALUE_WORDS["address"] + _VALUE_WORDS["money"]
+    """The lemmas of words that name a value's slot («телефон», "code") and of value words: an
+    address's, an amount's, a date's (a month or a weekday is part of a value, as a number is,
+    whether or not the language writes it with a capital)."""
+    words = _SLOT_WORDS + _VALUE_WORDS["address"] + _VALUE_WORDS["money"] + _VALUE_WORDS["date"]
     return frozenset(lemma(w) or w for w in words)
 
 

@@ -285,9 +285,15 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
 
 def _names(text: str) -> set[str]:
     """The lemmas of the names a statement says: the offline NER's things and the words written
-    with a capital inside it (titles and initials of two letters or less left out)."""
+    with a capital inside it (titles and initials of two letters or less left out, and value
+    words: "May" in "on 12 May" is a date, as «мая» is, not a name)."""
     found = {t for e in ner.entities(text) for t in language.keywords(e.name)}
-    return {t for t in found | language.names(text) if len(t) > 2 and not t[:1].isdigit()}
+    slots = language.slots()
+    return {
+        t
+        for t in found | language.names(text)
+        if len(t) > 2 and not t[:1].isdigit() and t not in slots
+    }
 
 
 def _replace(old: Note, new: Note) -> None:

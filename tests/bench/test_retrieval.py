@@ -63,7 +63,8 @@ def test_the_personal_sets_hold_their_floors(corpus):
 # Measured 2026-12-06 (bench/retrieval.py --skip-locomo, embedded defaults), standard / deep:
 # ru — paraphrase recall@10 0.568 / 0.907, near-miss false found 0.114 / 0.229, changed values
 # newest first 0.250 / 0.312, look-alike updates kept apart 0.875 / 0.875; en — 0.515 / 0.848,
-# 0.024 / 0.073, 0.450 / 0.500, 0.900 / 0.900. The floors leave a margin under each.
+# 0.024 / 0.073, 0.500 / 0.550 (a month a value, not a name), 0.900 / 0.900. The floors leave a
+# margin under each.
 FLOORS = {
     "ru": {
         "deep paraphrase recall": 0.88,
@@ -76,7 +77,7 @@ FLOORS = {
         "deep paraphrase recall": 0.80,
         "standard paraphrase recall": 0.48,
         "near-miss false found": 0.10,
-        "changed newest first": 0.40,
+        "changed newest first": 0.45,
         "kept apart": 0.80,
     },
 }

@@ -185,6 +185,18 @@ def people(text: str) -> set[str]:
     return set(keywords(text)) & known
 
 
+# The speaker in the first person singular: "my work mobile" is the speaker's own.
+_FIRST_PERSON = frozenset(
+    "i my me mine myself я мой моя моё мое мои моего моей моих моему моим моими моем моём "
+    "меня мне мной".split()
+)
+
+
+def first_person(text: str) -> bool:
+    """Does a phrase speak of the speaker («мой телефон», "my mobile", «у меня»)?"""
+    return any(word.lower() in _FIRST_PERSON for word in _WORD.findall(text))
+
+
 def values(text: str) -> set[str]:
     """The kinds of value a phrase states, read by code: a phone, an address, an amount of
     money, a date. Two near statements with a value of the same kind about the same people say

@@ -149,10 +149,14 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
     ):
         terms_of.setdefault(note_id, set()).add(lemma)
     older = Note.objects.filter(pk__in=ids, created_at__lte=note.created_at).only(
-        "pk", "scope", "created_at"
+        "pk", "scope", "created_at", "text"
     )
+    same = [o for o in older if _same_scope(o.scope, note.scope) and replaces(terms_of[o.pk], own)]
+    # Not the speaker's own value by someone named's ("my work mobile", then "Lucy has a new
+    # mobile number"): the words alone match, the people do not (as in by_meaning).
+    names_new = _names(note.text) if same else set()
     replaced = [
-        o for o in older if _same_scope(o.scope, note.scope) and replaces(terms_of[o.pk], own)
+        o for o in same if not _speaker_and_another(o.text, _names(o.text), note.text, names_new)
     ]
     if replaced:
         Note.objects.filter(pk__in=[o.pk for o in replaced]).update(
@@ -268,8 +272,10 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
             == 1
         ]
         # Whose it is: the same kin on both sides (or a name both say), and, for a value of
-        # the same kind, no two different names («телефон брата» is not replaced by «новый
-        # телефон сестры», Mark's mobile not by Lucy's; a street's name is the value itself).
+        # the same kind, no two different people: not two different names («телефон брата» is
+        # not replaced by «новый телефон сестры», Mark's mobile not by Lucy's; a street's name
+        # is the value itself), nor the speaker's own value and one of someone named ("my work
+        # mobile" is not replaced by "Lucy has a new mobile number").
         names_old, names_new = _names(old.text), _names(note.text)
         same_people = language.people(old.text) == language.people(note.text)
         if named and (same_people or set(named) & names_old & names_new):
@@ -277,10 +283,26 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
             return old
         same_kind = kinds & language.values(old.text)
         other_names = bool(names_old and names_new and not names_old & names_new)
+        other_names = other_names or _speaker_and_another(old.text, names_old, note.text, names_new)
         if same_kind and same_people and (same_kind == {"address"} or not other_names):
             _replace(old, note)
             return old
     return None
+
+
+def _speaker_and_another(a: str, names_a: set[str], b: str, names_b: set[str]) -> bool:
+    """One statement is the speaker's own and names no one; the other names someone and is not
+    in the first person: two different people's values."""
+
+    def speakers(text: str, names: set[str]) -> bool:
+        return language.first_person(text) and not names
+
+    def anothers(text: str, names: set[str]) -> bool:
+        return bool(names) and not language.first_person(text)
+
+    return (speakers(a, names_a) and anothers(b, names_b)) or (
+        speakers(b, names_b) and anothers(a, names_a)
+    )
 
 
 def _names(text: str) -> set[str]:

@@ -236,6 +236,11 @@ BETWEEN = "Запасные ключи от дачи хранятся у сос�
             "Topping out at Kirkstall has slipped to the 3rd of June.",
             "When is the topping-out at Kirkstall?",
         ),
+        (
+            "My work mobile number is 07700 900561.",
+            "My work mobile has changed: it is now 07700 900884.",
+            "What is my work mobile number?",
+        ),
     ],
 )
 def test_a_value_changed_in_other_words_replaces_the_older_note(
@@ -269,6 +274,12 @@ def test_a_value_changed_in_other_words_replaces_the_older_note(
             "The children now see a different dentist, Dr Rhys Morgan.",
         ),
         ("Mark's mobile is 07700 900123.", "Lucy has a new mobile number: 07700 900456."),
+        # the speaker's own value, then someone named's
+        ("My work mobile number is 07700 900561.", "Lucy has a new mobile number: 07700 900456."),
+        (
+            "Мой рабочий телефон — +7 916 482-30-17.",
+            "У Оксаны теперь новый телефон: +7 926 715-64-08.",
+        ),
         # a month both say is a date, not a subject they share (English writes it with a capital)
         (
             "The topping-out at the Kirkstall library is planned for 12 May.",

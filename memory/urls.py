@@ -1,15 +1,15 @@
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
-from memory.api import mcp
+from memory.api import mcp, schema
 
 urlpatterns = [
     path("api/v1/", include("memory.api.urls")),
     path("mcp", mcp.door, name="mcp"),  # the two verbs over MCP (streamable HTTP)
     path("internal/v1/", include("memory.internal.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", schema.SchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
     path("admin/", admin.site.urls),
 ]

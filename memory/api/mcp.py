@@ -24,11 +24,11 @@ import mcp_types as types
 from asgiref.sync import async_to_sync, sync_to_async
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.generators import SchemaGenerator
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from memory.api import schema
 from memory.auth import Caller, caller_for_key
 from memory.contract.errors import error_body, json_error
 from memory.contract.version import CONTRACT_VERSION
@@ -58,7 +58,7 @@ def bind_process(caller: Caller) -> None:
 @lru_cache(maxsize=1)
 def _components() -> dict[str, Any]:
     """The contract's published OpenAPI components (drf-spectacular, from the registry)."""
-    return SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    return schema.components()
 
 
 def input_schema(verb: str) -> dict[str, Any]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.views import SpectacularAPIView
 
 from memory.contract import shapes
 from memory.contract.version import CONTRACT_VERSION
@@ -122,3 +125,25 @@ class MemoryKeyScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "A memory key: `python manage.py memory_key --architect NAME`.",
         }
+
+
+# drf-spectacular's generation is not safe in two threads at once (its extensions resolve their
+# target classes on first use and its warning counters are shared: upstream issues #1122, #1123,
+# #1368): on a fresh process, 8 concurrent first GETs of /api/schema/ answered one 200 and seven
+# 500s. gunicorn's gthread worker serves requests in threads, so every generation in the process
+# (the schema view, the MCP door's components) takes this one lock.
+GENERATING = threading.Lock()
+
+
+def components() -> dict[str, Any]:
+    """The published OpenAPI components (generated from the registry), under the lock."""
+    with GENERATING:
+        return SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+
+
+class SchemaView(SpectacularAPIView):
+    """/api/schema/: drf-spectacular's view, one generation at a time."""
+
+    def get(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        with GENERATING:
+            return super().get(request, *args, **kwargs)

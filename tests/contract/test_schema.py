@@ -85,3 +85,46 @@ def test_the_swagger_page_is_served_without_a_cdn(db):
     response = APIClient().get("/api/docs/")
     assert response.status_code == 200
     assert b"cdn.jsdelivr" not in response.content
+
+
+# A fresh process, as gunicorn's serving process is after start: the first generations run in
+# threads at once (gthread), four through /api/schema/ and four through the MCP door's tool
+# schemas, released together by a barrier. drf-spectacular alone answered one 200 and seven 500s
+# here (its extensions resolve their classes on first use, unguarded).
+_CONCURRENT_FIRST_GENERATIONS = """
+import json, threading, django
+django.setup()
+from django.test import Client
+from memory.api import mcp
+barrier, results = threading.Barrier(8), []
+def page():
+    barrier.wait()
+    results.append(Client(raise_request_exception=False).get("/api/schema/").status_code)
+def tools():
+    barrier.wait()
+    try:
+        results.append("ok" if mcp.input_schema("remember")["properties"] else "empty")
+    except Exception as error:
+        results.append(repr(error))
+threads = [threading.Thread(target=f) for f in [page, tools] * 4]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(json.dumps(results))
+"""
+
+
+def test_the_first_schema_generations_in_threads_at_once_all_succeed(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory.settings"}
+    env["MEMORY_DATA_DIR"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", _CONCURRENT_FIRST_GENERATIONS],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads(result.stdout.strip().splitlines()[-1])
+    assert sorted(map(str, results)) == ["200"] * 4 + ["ok"] * 4, results

@@ -7,7 +7,8 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
 
 from memory.contract import shapes
 from memory.contract.version import CONTRACT_VERSION
@@ -144,6 +145,7 @@ def components() -> dict[str, Any]:
 class SchemaView(SpectacularAPIView):
     """/api/schema/: drf-spectacular's view, one generation at a time."""
 
+    @extend_schema(**SCHEMA_KWARGS)  # as the parent's: the schema describes its own page
     def get(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         with GENERATING:
             return super().get(request, *args, **kwargs)

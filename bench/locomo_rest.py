@@ -97,8 +97,12 @@ def queued() -> int:
 
 
 def wait_for_outbox(limit: float) -> float:
-    started = time.monotonic()
-    while queued() and time.monotonic() - started < limit:
+    """Seconds until nothing is queued (``limit`` at most), saying every minute how many are."""
+    started = last = time.monotonic()
+    while (left := queued()) and time.monotonic() - started < limit:
+        if time.monotonic() - last >= 60:
+            print(f"  {left} outbox rows still queued", file=sys.stderr, flush=True)
+            last = time.monotonic()
         time.sleep(2)
     return time.monotonic() - started
 

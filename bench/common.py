@@ -49,6 +49,30 @@ def locomo_turns(sample: dict[str, Any], captions: bool) -> list[Turn]:
     return out
 
 
+def post_verb(
+    base: str, key: str, verb: str, body: dict[str, Any], timeout: float = 120
+) -> tuple[int, float, dict[str, Any]]:
+    """One verb over the REST API as a caller sends it: (HTTP status, milliseconds, answer)."""
+    import json
+    import time
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{base}/api/v1/{verb}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            code, answer = response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        code, answer = error.code, {}
+    return code, (time.perf_counter() - started) * 1000, answer
+
+
 def returned_notes(answer: dict[str, Any]) -> list[str]:
     """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates
     (the same whether the answer came in process or as the REST API's JSON)."""

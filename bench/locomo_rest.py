@@ -26,15 +26,13 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import LOCOMO, ROOT, locomo_turns, percentile, returned_notes  # noqa: E402
+from common import LOCOMO, ROOT, locomo_turns, percentile, post_verb, returned_notes  # noqa: E402
 
 DEPTHS = ("standard", "deep")
 KS = (1, 5, 10)
@@ -46,22 +44,6 @@ GOALS = {  # issue 30, at the REST API on all ten conversations
     ("deep", "found"): 0.85,
     ("deep", "evidence_when_found"): 0.90,
 }
-
-
-def post(base: str, key: str, verb: str, body: dict[str, Any]) -> tuple[int, float, dict]:
-    request = urllib.request.Request(
-        f"{base}/api/v1/{verb}",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=300) as response:
-            code, answer = response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        code, answer = error.code, {}
-    return code, (time.perf_counter() - started) * 1000, answer
 
 
 def make_key(architect: str) -> str:
@@ -167,7 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         turns = locomo_turns(sample, captions=args.captions)[: args.turns]
         dia_of: dict[str, str] = {}
         for turn in turns:
-            code, ms, answer = post(
+            code, ms, answer = post_verb(
                 args.base, key, "remember", {"text": turn.text, "said_at": turn.said_at}
             )
             remember_ms.append(ms)
@@ -184,7 +166,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not evidence or (args.turns is not None and not evidence <= told):
                 continue  # no evidence, or some of it beyond the turns told (--turns)
             for depth in DEPTHS:
-                code, ms, answer = post(
+                code, ms, answer = post_verb(
                     args.base, key, "recall", {"text": qa["question"], "depth": depth}
                 )
                 errors += code != 200

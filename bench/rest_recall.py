@@ -15,33 +15,13 @@ note; each question is asked once a depth, one at a time.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import locomo_questions, percentile  # noqa: E402
-
-
-def _post(base: str, key: str, verb: str, body: dict) -> tuple[int, float, dict]:
-    request = urllib.request.Request(
-        f"{base}/api/v1/{verb}",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-    )
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(request, timeout=120) as response:
-            code, answer = response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        code, answer = error.code, {}
-    return code, (time.perf_counter() - started) * 1000, answer
+from common import locomo_questions, percentile, post_verb  # noqa: E402
 
 
 def main() -> None:
@@ -58,7 +38,7 @@ def main() -> None:
     for depth in args.depths.split(","):
         times, levels, errors = [], {}, 0
         for question in questions:
-            code, ms, answer = _post(
+            code, ms, answer = post_verb(
                 args.base, args.key, "recall", {"text": question, "depth": depth}
             )
             if code != 200:

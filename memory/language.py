@@ -171,6 +171,7 @@ _PEOPLE_WORDS = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=1)
 def slots() -> frozenset[str]:
     """The lemmas of words that name a value's slot («телефон», "code") and of value words: an
     address's, an amount's, a date's (a month or a weekday is part of a value, as a number is,

@@ -282,9 +282,10 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
             _replace(old, note)
             return old
         same_kind = kinds & language.values(old.text)
-        other_names = bool(names_old and names_new and not names_old & names_new)
-        other_names = other_names or _speaker_and_another(old.text, names_old, note.text, names_new)
-        if same_kind and same_people and (same_kind == {"address"} or not other_names):
+        other_people = bool(
+            names_old and names_new and not names_old & names_new
+        ) or _speaker_and_another(old.text, names_old, note.text, names_new)
+        if same_kind and same_people and (same_kind == {"address"} or not other_people):
             _replace(old, note)
             return old
     return None
@@ -293,15 +294,10 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
 def _speaker_and_another(a: str, names_a: set[str], b: str, names_b: set[str]) -> bool:
     """One statement is the speaker's own and names no one; the other names someone and is not
     in the first person: two different people's values."""
-
-    def speakers(text: str, names: set[str]) -> bool:
-        return language.first_person(text) and not names
-
-    def anothers(text: str, names: set[str]) -> bool:
-        return bool(names) and not language.first_person(text)
-
-    return (speakers(a, names_a) and anothers(b, names_b)) or (
-        speakers(b, names_b) and anothers(a, names_a)
+    mine_a, mine_b = language.first_person(a), language.first_person(b)
+    return bool(
+        (mine_a and not names_a and names_b and not mine_b)
+        or (mine_b and not names_b and names_a and not mine_a)
     )
 
 

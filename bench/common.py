@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"  # read there, never copied
+if str(ROOT) not in sys.path:  # the project's packages, for a bench run as a script
+    sys.path.insert(0, str(ROOT))
 
 
 def locomo_questions() -> list[str]:
     """Every LoCoMo question, in the file's order."""
-    import json
-
     samples = json.loads(LOCOMO.read_text())
     return [qa["question"] for sample in samples for qa in sample.get("qa", [])]
 
@@ -53,11 +57,6 @@ def post_verb(
     base: str, key: str, verb: str, body: dict[str, Any], timeout: float = 120
 ) -> tuple[int, float, dict[str, Any]]:
     """One verb over the REST API as a caller sends it: (HTTP status, milliseconds, answer)."""
-    import json
-    import time
-    import urllib.error
-    import urllib.request
-
     request = urllib.request.Request(
         f"{base}/api/v1/{verb}",
         data=json.dumps(body).encode(),
@@ -76,8 +75,7 @@ def post_verb(
 def returned_notes(answer: dict[str, Any]) -> list[str]:
     """The note ids an answer hands back, in its order: notes, hits, graph sources, candidates
     (the same whether the answer came in process or as the REST API's JSON)."""
-    sys.path.insert(0, str(ROOT))
-    from memory.stores.graph_types import note_of_chunk
+    from memory.stores.graph_types import note_of_chunk  # memory only for a bench that reads
 
     data = (answer.get("answer") or {}).get("data") or {}
     out: list[str] = []
@@ -121,8 +119,6 @@ def percentile(values: list[float], p: float) -> float:
 
 def timed(fn, n: int, warmup: int = 3) -> list[float]:  # type: ignore[no-untyped-def]
     """Milliseconds of ``n`` calls of ``fn`` after ``warmup`` unmeasured ones."""
-    import time
-
     for _ in range(warmup):
         fn()
     out = []

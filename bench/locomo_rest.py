@@ -66,19 +66,20 @@ def make_key(architect: str) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-def queued() -> int:
-    """Outbox rows still queued, read from the data folder the server uses."""
+def outbox_reader() -> Any:
+    """A count of the outbox rows still queued, read from the data folder the server uses
+    (MEMORY_DATA_DIR, DATABASE_URL as for ``make run``): Django is set up here, once, only for
+    a run that waits for the outbox."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory.settings")
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
     from memory.models import OutboxItem
 
-    return OutboxItem.objects.filter(status="queued").count()
+    return OutboxItem.objects.filter(status="queued").count
 
 
-def wait_for_outbox(limit: float) -> float:
+def wait_for_outbox(queued: Any, limit: float) -> float:
     """Seconds until nothing is queued (``limit`` at most), saying every minute how many are."""
     started = last = time.monotonic()
     while (left := queued()) and time.monotonic() - started < limit:
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     remember_ms: list[float] = []
     errors = 0
     drained: list[float] = []
+    queued = outbox_reader() if args.outbox_wait else None
     for position, index in enumerate(chosen):
         sample = samples[index]
         label = "captions" if args.captions else "text"
@@ -157,8 +159,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 errors += 1
                 continue
             dia_of[answer["stored"]["note"]] = turn.dia
-        if args.outbox_wait:
-            drained.append(round(wait_for_outbox(args.outbox_limit), 1))
+        if queued is not None:
+            drained.append(round(wait_for_outbox(queued, args.outbox_limit), 1))
         told = set(dia_of.values())
         mine = {d: Tally() for d in DEPTHS}
         for qa in sample["qa"]:

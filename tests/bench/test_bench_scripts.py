@@ -193,8 +193,10 @@ def test_locomo_rest_bench_tells_and_asks_over_http(live_server, alice, tmp_path
         row = figures[depth]
         assert row["questions"] >= 10
         # a measure that finds nothing would prove nothing: on these turns the memory finds
-        # most evidence (measured 0.857 / 0.905 at @10 on the first 40 turns)
+        # the evidence of every question (measured @10 1.000 at both depths, 17 questions)
         assert row["recall_any@10"] >= 0.6, row
-        assert 0 <= row["found"] <= 1 and 0 <= row["evidence_when_found"] <= 1
+        # and it reads the decision: the answers said found, with the evidence returned
+        # (measured found 0.412 at standard, evidence when found 1.000)
+        assert row["found"] >= 0.25 and row["evidence_when_found"] >= 0.6, row
     assert "goals (issue 30, all ten conversations):" in out
     assert "deep recall_any@10 ≥ 0.90:" in out

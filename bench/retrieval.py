@@ -564,6 +564,7 @@ def personal(path: Path, limit: int | None = None) -> dict[str, Any]:
                 first in expect or (answer["kind"] == "parameter_dependent" and first in dependent)
             )
     summary: dict[str, Any] = {"facts": len(ids), "cases": len(cases), "name": path.stem}
+    summary["replacements"] = replacements(caller, ids, corpus["cases"])
     for depth in DEPTHS:
         total: Counter = Counter()
         for tally in results[depth].values():
@@ -572,6 +573,29 @@ def personal(path: Path, limit: int | None = None) -> dict[str, Any]:
         per_kind["all"] = _row(total)
         summary[depth] = per_kind
     return summary
+
+
+def replacements(caller: Any, ids: dict[str, str], cases: list[dict[str, Any]]) -> dict[str, int]:
+    """The replacements the memory made as it was told the set (both rules, by words and by
+    meaning), against the set's own: a changed value's old note by its new one, a superseded
+    value's history by its current one. Both errors: true ones missed, and wrong ones made (a
+    note marked history that the set never replaced, or replaced by the wrong note)."""
+    from memory.models import Note
+
+    truth = {
+        (ids[old], ids[new])
+        for case in cases
+        if case["kind"] in ("changed", "superseded")
+        for old in case.get("old", []) + case.get("history", [])
+        for new in case.get("expect", [])
+    }
+    made = {
+        (str(old), str(new))
+        for old, new in Note.objects.filter(
+            architect=caller.architect, superseded_by__isnull=False
+        ).values_list("pk", "superseded_by")
+    }
+    return {"expected": len(truth), "right": len(made & truth), "wrong": len(made - truth)}
 
 
 def _row(t: Counter) -> dict[str, Any]:
@@ -639,6 +663,11 @@ def print_locomo(result: dict[str, Any]) -> None:
 
 def print_personal(result: dict[str, Any]) -> None:
     print(f"\n{result['name']} set: {result['facts']} facts, {result['cases']} cases")
+    made = result["replacements"]
+    print(
+        f"  replacements made while telling: {made['right']} of the set's {made['expected']}"
+        f" right, {made['wrong']} wrong (a note made history that the set keeps current)"
+    )
     columns = (
         "recall@10",
         "found_first",

@@ -117,6 +117,39 @@ def keywords(text: str) -> list[str]:
     return list(dict.fromkeys(terms(text)))
 
 
+def _russian_stemmer():  # type: ignore[no-untyped-def]
+    stemmer = getattr(_local, "russian", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _local.russian = snowballstemmer.stemmer("russian")
+    return stemmer
+
+
+ROOT_MIN = 4  # the shortest stem that can name a root («сбер», "plan"); «дом», «люб» cannot
+
+
+def roots(text: str, ignore: frozenset[str] = frozenset()) -> set[str]:
+    """The stems of a phrase's content words (Snowball, in either language), numbers and the
+    words whose lemma is in ``ignore`` left out: what ``share_root`` compares."""
+    out = set()
+    for word in words(text):
+        found = lemma(word)
+        if not found or found[:1].isdigit() or found in ignore:
+            continue
+        stem = _russian_stemmer().stemWord(word) if _CYRILLIC.search(word) else found
+        if len(stem) >= ROOT_MIN:
+            out.add(stem)
+    return out
+
+
+def shared_roots(a: set[str], b: set[str]) -> set[str]:
+    """The roots two phrases' ``roots`` share, one stem inside the other (the shorter kept):
+    «Сбер» and «Сбербанке», «стригусь» and «подстригает», «клинингом» and «клининговая», which
+    the dictionary gives different lemmas."""
+    return {min(x, y, key=len) for x in a for y in b if x in y or y in x}
+
+
 def names(text: str) -> set[str]:
     """The lemmas of the words written with a capital inside a sentence (not its first word):
     the names a phrase speaks of («Какой номер у брата Антона?» → антон)."""
@@ -167,7 +200,7 @@ _PEOPLE_WORDS = (
     "тёща", "тесть", "свекровь", "бабушка", "дедушка", "ребёнок", "дети", "друг", "подруга",
     "коллега", "сосед", "brother", "sister", "wife", "husband", "son", "daughter", "mum",
     "mother", "dad", "father", "child", "children", "kid", "friend", "colleague", "neighbour",
-    "grandmother", "grandfather", "granny", "grandad",
+    "grandmother", "grandfather", "granny", "grandad", "родители", "parents",
 )  # fmt: skip
 
 

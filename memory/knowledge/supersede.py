@@ -152,12 +152,11 @@ def supersede(note: Note, terms: Sequence[str]) -> list[Note]:
         "pk", "scope", "created_at", "text"
     )
     same = [o for o in older if _same_scope(o.scope, note.scope) and replaces(terms_of[o.pk], own)]
-    # Not the speaker's own value by someone named's ("my work mobile", then "Lucy has a new
-    # mobile number"): the words alone match, the people do not (as in by_meaning).
+    # Not another person's value: the speaker's own by someone named's ("my work mobile", then
+    # "Lucy has a new mobile number"), mine by my wife's («мой любимый цвет», then «любимый
+    # цвет жены»): the words alone match, the people do not (as in by_meaning).
     names_new = _names(note.text) if same else set()
-    replaced = [
-        o for o in same if not _speaker_and_another(o.text, _names(o.text), note.text, names_new)
-    ]
+    replaced = [o for o in same if not _other_people(o.text, _names(o.text), note.text, names_new)]
     if replaced:
         Note.objects.filter(pk__in=[o.pk for o in replaced]).update(
             superseded_by=note, superseded_at=timezone.now()
@@ -204,7 +203,8 @@ CHANGE = MARKERS | frozenset(
         "сменить", "поменять", "вместо", "переехать", "перейти", "продать", "перенести",
         "заменить", "уйти", "закрыть", "сдвинуть", "перевести", "отменить", "бросить",
         "changed", "change", "moved", "move", "instead", "switched", "replaced", "sold", "left",
-        "cancelled", "retired", "revised", "slipped", "quit",
+        "cancelled", "retired", "revised", "slipped", "quit", "поднять", "повысить",
+        "снизить", "raised", "increased", "reduced",
     )
 )  # fmt: skip
 # The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
@@ -223,13 +223,24 @@ def announces_change(terms: Sequence[str]) -> bool:
 
 def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
     """A value changed in other words (PASSPORT.md «Поиск»): ``note`` announces a change and
-    replaces the earlier current note of its scope that is one of its ``MEANING_NEAREST``
-    nearest by meaning (``nearest``: note ids with their similarity, best first) at
-    ``MEANING_MIN_SIMILARITY`` or more, and either shares with it a term that no other earlier
-    note holds (not a slot's name like «телефон», not a number) — it names that note's subject
-    or its old value («Продал «Весту»…» after «Я езжу на «Ладе Весте»») — or states a value of
-    the same kind (a phone, an address, an amount, a date: ``language.values``) about the same
-    people. Nothing is deleted: the older note gets ``superseded_by``."""
+    replaces the one earlier current note of its scope, among its ``MEANING_NEAREST`` nearest
+    by meaning (``nearest``: note ids with their similarity, best first) at
+    ``MEANING_MIN_SIMILARITY`` or more, that the evidence names as the same thing, about the
+    same people. Evidence, strongest first:
+      4. a name both statements say that no other earlier note holds («Продал «Весту»…» after
+         «Я езжу на «Ладе Весте»», "Cancelled the Pulse membership" after "the Pulse gym");
+      3. another term no other earlier note holds (not a slot's name, not a number): the
+         subject or the old value («Сменил терапевта» after «Мой терапевт — …»);
+      2. a word root both hold that no other earlier note holds («Закрыл счёт в Сбере» after
+         «…держу в Сбербанке»), and no value of a kind the other lacks (a phone is not an
+         alarm code);
+      1. a value of the same kind (a phone, an address, an amount, a date), for the nearest
+         note, with a word root in common («Kirkstall»), or an address.
+    The strongest candidate wins when it is the only one that strong: two candidates with equal
+    evidence (two dated events, two addresses) are a guess, and nothing is replaced. Nothing is
+    deleted: the older note gets ``superseded_by``."""
+    if Note.objects.filter(superseded_by=note).exists():
+        return None  # the notes' own words named what it replaces: one change, one statement
     own = (
         set(NoteKeyword.objects.filter(note=note, own__gt=0).values_list("lemma", flat=True))
         - relevance.FRAME
@@ -249,46 +260,111 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
         )
     }
     kinds = language.values(note.text)
-    slots = language.slots()
-    for pk, _ in close:
+    names_new = _names(note.text)
+    roots_new = language.roots(note.text, IGNORED)
+    weighed: list[tuple[int, Note]] = []
+    for rank, (pk, _) in enumerate(close):
         old = earlier.get(str(pk))
         if old is None or not _same_scope(old.scope, note.scope):
             continue
-        shared = own & set(
-            NoteKeyword.objects.filter(note=old, own__gt=0).values_list("lemma", flat=True)
+        names_old = _names(old.text)
+        if _other_people(old.text, names_old, note.text, names_new):
+            continue
+        strength = _evidence(note, old, own, kinds, names_old, names_new, roots_new, rank == 0)
+        weighed.append((strength, old))
+    strongest = max((strength for strength, _ in weighed), default=0)
+    chosen = [old for strength, old in weighed if strength == strongest]
+    if strongest == 0 or len(chosen) != 1:
+        return None
+    _replace(chosen[0], note)
+    return chosen[0]
+
+
+# Words that carry no subject of their own for ``language.roots``: the change markers, and a
+# value's slot and value words (a month, «адрес»: what changes, not what it belongs to).
+IGNORED = relevance.FRAME | CHANGE | language.slots()
+
+
+def _evidence(
+    note: Note,
+    old: Note,
+    own: set[str],
+    kinds: set[str],
+    names_old: set[str],
+    names_new: set[str],
+    roots_new: set[str],
+    nearest: bool,
+) -> int:
+    """How strongly ``old`` is the thing ``note`` changes (``by_meaning``'s scale, 0 none)."""
+    shared = own & set(
+        NoteKeyword.objects.filter(note=old, own__gt=0).values_list("lemma", flat=True)
+    )
+    named = {
+        term
+        for term in shared - language.slots()
+        if not term[:1].isdigit()
+        and NoteKeyword.objects.filter(
+            architect_id=note.architect_id,
+            lemma=term,
+            own__gt=0,
+            note__created_at__lt=note.created_at,
+        ).count()
+        == 1
+    }
+    if named & names_old & names_new:
+        return 4
+    if named:
+        return 3
+    kinds_old = language.values(old.text)
+    shared_roots = language.shared_roots(language.roots(old.text, IGNORED), roots_new)
+    rooted = [
+        root
+        for root in shared_roots
+        if not root[:1].isdigit()
+        and NoteKeyword.objects.filter(
+            architect_id=note.architect_id,
+            lemma__contains=root,
+            own__gt=0,
+            note__created_at__lt=note.created_at,
         )
-        # A term no other earlier note holds, not a slot's name nor a bare number: the new note
-        # names the old one's subject or its old value.
-        named = [
-            term
-            for term in shared - slots
-            if not term[:1].isdigit()
-            and NoteKeyword.objects.filter(
-                architect_id=note.architect_id,
-                lemma=term,
-                own__gt=0,
-                note__created_at__lt=note.created_at,
-            ).count()
-            == 1
-        ]
-        # Whose it is: the same kin on both sides (or a name both say), and, for a value of
-        # the same kind, no two different people: not two different names («телефон брата» is
-        # not replaced by «новый телефон сестры», Mark's mobile not by Lucy's; a street's name
-        # is the value itself), nor the speaker's own value and one of someone named ("my work
-        # mobile" is not replaced by "Lucy has a new mobile number").
-        names_old, names_new = _names(old.text), _names(note.text)
-        same_people = language.people(old.text) == language.people(note.text)
-        if named and (same_people or set(named) & names_old & names_new):
-            _replace(old, note)
-            return old
-        same_kind = kinds & language.values(old.text)
-        other_people = bool(
-            names_old and names_new and not names_old & names_new
-        ) or _speaker_and_another(old.text, names_old, note.text, names_new)
-        if same_kind and same_people and (same_kind == {"address"} or not other_people):
-            _replace(old, note)
-            return old
-    return None
+        .values("note_id")
+        .distinct()
+        .count()
+        <= 1  # the old note's own lemma may not hold its stem («стричься», «стриг»)
+    ]
+    if rooted and not (
+        (kinds ^ kinds_old) & {"phone"} or (kinds and kinds_old and not kinds & kinds_old)
+    ):
+        return 2
+    same_kind = kinds & kinds_old
+    # A value of the same kind is weak evidence (many things have a date or a price): only for
+    # the nearest note, about the same kin, with a word root in common, and not two different
+    # names' values («телефон брата Антона», «новый телефон Оксаны»). An address is the
+    # exception to both: a move changes every word of it, the street's name included.
+    address = same_kind == {"address"}
+    if (
+        same_kind
+        and nearest
+        and language.people(old.text) == language.people(note.text)
+        and (
+            address
+            or (shared_roots and not (names_old and names_new and not names_old & names_new))
+        )
+    ):
+        return 1
+    return 0
+
+
+def _other_people(a: str, names_a: set[str], b: str, names_b: set[str]) -> bool:
+    """Do two statements speak of different people: other kin and no name in common («мой
+    любимый цвет» and «любимый цвет жены», "my dentist" and "the children's dentist"), or the
+    speaker's own and someone named's (``_speaker_and_another``)?"""
+    kin_a, kin_b = language.people(a), language.people(b)
+    if kin_a and kin_b and not kin_a & kin_b:  # «жена Марина», «родители Марины»
+        return True
+    if kin_a != kin_b and not names_a & names_b:
+        return True
+    return _speaker_and_another(a, names_a, b, names_b)
 
 
 def _speaker_and_another(a: str, names_a: set[str], b: str, names_b: set[str]) -> bool:

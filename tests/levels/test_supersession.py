@@ -241,6 +241,23 @@ BETWEEN = "Запасные ключи от дачи хранятся у сос�
             "My work mobile has changed: it is now 07700 900884.",
             "What is my work mobile number?",
         ),
+        # a word root both hold, which the dictionary gives two lemmas (Сбер / Сбербанк)
+        (
+            "Зарплата приходит на карту Сбербанка.",
+            "Закрыл карту в Сбере, зарплату теперь переводят в Альфа-Банк.",
+            "На карту какого банка приходит зарплата?",
+        ),
+        (
+            "Стригусь у мастера Тимура на Новокузнецкой.",
+            "Теперь меня подстригает Артур в салоне у Полянки.",
+            "У какого мастера я стригусь?",
+        ),
+        # a name both say beats a rarer common word in a nearer note
+        (
+            "We are members of the Pulse gym on Walcot Street.",
+            "Cancelled the Pulse membership; we swim at the Bath lido instead.",
+            "Which gym are we members of?",
+        ),
     ],
 )
 def test_a_value_changed_in_other_words_replaces_the_older_note(
@@ -288,6 +305,11 @@ def test_a_value_changed_in_other_words_replaces_the_older_note(
         (
             "The Clyde Wharf planning submission is due on 30 June.",
             "Topping out at Kirkstall has slipped to the 3rd of June.",
+        ),
+        # other kin, though a name is shared: the wife is not her parents
+        (
+            "Жену зовут Марина, она преподаёт историю искусств.",
+            "Родители Марины переехали в Серпухов, на улицу Ворошилова, 3.",
         ),
     ],
 )
@@ -346,3 +368,28 @@ def test_a_chain_that_loops_ends_and_keeps_the_note(bob):
     Note.objects.filter(pk=a.pk).update(superseded_by=b)
     Note.objects.filter(pk=b.pk).update(superseded_by=a)
     assert current(Note.objects.get(pk=a.pk)).pk == a.pk
+
+
+@pytest.mark.django_db
+def test_my_value_is_not_replaced_by_my_wifes_and_my_next_one_replaces_mine(bob_api):
+    # The lemma rule's words match («любимый цвет»), the people do not: mine, then my wife's.
+    bob_api.remember("Мой любимый цвет синий.")
+    bob_api.remember("Любимый цвет жены — бежевый.")
+    bob_api.remember("Теперь мой любимый цвет зелёный.")
+    mine = Note.objects.get(text="Мой любимый цвет синий.")
+    assert mine.superseded_by.text == "Теперь мой любимый цвет зелёный."
+    assert Note.objects.get(text="Любимый цвет жены — бежевый.").superseded_by_id is None
+
+
+@pytest.mark.django_db
+def test_one_change_replaces_one_statement(bob, client_for):
+    # The lemma rule names what the new note replaces; by meaning it replaces nothing more (the
+    # other note about the same roof shares a rare word root with it).
+    api = client_for(bob, "deep")
+    api.remember("Подрядчик по кровле виллы в Сочи — «Кровля-Юг».")
+    api.remember("Кровля виллы в Сочи — эксплуатируемая, с зелёным покрытием.")
+    api.remember(BETWEEN)
+    api.remember("Подрядчик по кровле виллы в Сочи теперь «СочиСтройКров».")
+    assert Note.objects.get(text="Подрядчик по кровле виллы в Сочи — «Кровля-Юг».").superseded_by
+    kept = Note.objects.get(text="Кровля виллы в Сочи — эксплуатируемая, с зелёным покрытием.")
+    assert kept.superseded_by_id is None

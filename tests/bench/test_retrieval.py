@@ -67,8 +67,9 @@ def test_the_personal_sets_hold_their_floors(corpus):
 # Measured 2026-12-07 (bench/retrieval.py --skip-locomo, embedded defaults), standard / deep:
 # ru — paraphrase recall@10 0.585 / 0.915, near-miss false found 0.114 / 0.229, changed values
 # newest first 0.375 / 0.438, look-alike updates kept apart 0.875 / 0.875, replacements made
-# 18 of 30 right and 2 wrong; en — 0.530 / 0.848, 0.024 / 0.073, 0.500 / 0.500, 0.900 / 0.900,
-# 9 of 20 right and 0 wrong. The floors leave a margin under each.
+# 19 of 30 right and 3 wrong (15 and 6 before the evidence scale); en — 0.530 / 0.848,
+# 0.024 / 0.073, 0.550 / 0.550, 0.900 / 0.900, 10 of 20 right and 0 wrong (9 and 1 before).
+# The floors leave a margin under each.
 FLOORS = {
     "ru": {
         "deep paraphrase recall": 0.88,
@@ -77,13 +78,13 @@ FLOORS = {
         "changed newest first": 0.30,
         "kept apart": 0.75,
         "replacements right": 16,
-        "replacements wrong": 3,
+        "replacements wrong": 4,
     },
     "en": {
         "deep paraphrase recall": 0.80,
         "standard paraphrase recall": 0.48,
         "near-miss false found": 0.10,
-        "changed newest first": 0.45,
+        "changed newest first": 0.50,
         "kept apart": 0.80,
         "replacements right": 8,
         "replacements wrong": 1,

@@ -88,6 +88,17 @@ def _english_stem(word: str) -> str | None:
     return stemmer.stemWord(word)
 
 
+@lru_cache(maxsize=65536)
+def readings(word: str) -> frozenset[str]:
+    """Every lemma a word may have (a Russian word's dictionary readings: «перешли» is
+    «перейти» or «переслать»), where ``lemma`` keeps one; an English word's stem."""
+    word = word.lower().replace("ё", "е")
+    if _CYRILLIC.search(word):
+        return frozenset(p.normal_form.replace("ё", "е") for p in _morph().parse(word))
+    found = lemma(word)
+    return frozenset({found} if found else ())
+
+
 def words(text: str) -> list[str]:
     """The words of a phrase, lower-cased, with «ё» folded into «е»."""
     return [match.group(0).lower().replace("ё", "е") for match in _WORD.finditer(text)]

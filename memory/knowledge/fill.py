@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory import language, ner
+from memory import ner
 from memory import scope as scopes
 from memory.errors import MemoryServiceError
 from memory.knowledge import supersede
@@ -65,7 +65,7 @@ def note_to_stores(*, note: Note, run: Run | None, graph: bool = True) -> list[O
         )
         for kind, text in (("notes", note.text), ("context", in_context(note)))
     ]
-    if supersede.announces_change(language.keywords(note.text)):
+    if supersede.announces_change(note.text):
         # Once its vectors are in, a note that says something changed looks for what it replaces.
         items.append(
             outbox.enqueue(

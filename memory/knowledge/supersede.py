@@ -196,8 +196,10 @@ def current(note: Note) -> Note:
 # --- a value changed in other words: by meaning, once the note's vectors are in ---------------
 
 # Words that say a value changed: relevance.CURRENT («теперь», "now", "no longer") and the verbs
-# of a change. A note without one of them never replaces another by meaning.
-CHANGE = MARKERS | frozenset(
+# of a change. A note without one of them never replaces another by meaning. «Больше» («больше
+# не») is a cue as the word itself: its lemma «большой» is also «Большого театра».
+CUE_WORDS = frozenset({"больше"})
+CHANGE = (MARKERS - {language.lemma("больше")}) | frozenset(
     language.lemma(w) or w
     for w in (
         "сменить", "поменять", "вместо", "переехать", "перейти", "продать", "перенести",
@@ -216,9 +218,13 @@ MEANING_NEAREST = 2
 MEANING_MIN_SIMILARITY = 0.82
 
 
-def announces_change(terms: Sequence[str]) -> bool:
-    """Does a note's wording say that something changed («теперь», "no longer", «переехали»)?"""
-    return bool(set(terms) & CHANGE)
+def announces_change(text: str) -> bool:
+    """Does a note's wording say that something changed («теперь», "no longer», «переехали»)?
+    Any reading of a word counts: «Перешли с ArchiCAD на Revit» reads «перешли» as «переслать»
+    first, and «перейти» is the change."""
+    return any(
+        word in CUE_WORDS or language.readings(word) & CHANGE for word in language.words(text)
+    )
 
 
 def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
@@ -427,7 +433,7 @@ def newest_first(
             and notes[newer].superseded_by_id is None
             and notes[newer].created_at > old.created_at
             and _same_scope(notes[newer].scope, old.scope)
-            and announces_change(list(terms[newer]))
+            and announces_change(notes[newer].text)
             and relevance_of[newer] >= relevance_of[older] - UPDATES_MAX_BEHIND
             and not ((terms[older] - terms[newer]) & asked_names)
         ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.knowledge.supersede import replaces
+from memory.knowledge.supersede import announces_change, replaces
 from memory.models import Note
 
 
@@ -393,3 +393,27 @@ def test_one_change_replaces_one_statement(bob, client_for):
     assert Note.objects.get(text="Подрядчик по кровле виллы в Сочи — «Кровля-Юг».").superseded_by
     kept = Note.objects.get(text="Кровля виллы в Сочи — эксплуатируемая, с зелёным покрытием.")
     assert kept.superseded_by_id is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Перешли с ArchiCAD на Revit.", True),  # «перешли»: «переслать» first, «перейти» too
+        ("Андрей больше не тренирует меня.", True),
+        ("Вера мечтает играть в оркестре Большого театра.", False),  # «Большого» is no cue
+        ("Sandra retired, so Kevin does our books now.", True),
+        ("Isla plays the trumpet in the school band.", False),
+    ],
+)
+def test_a_change_is_announced_by_any_reading_of_a_word(text, expected):
+    assert announces_change(text) is expected
+
+
+@pytest.mark.django_db
+def test_a_change_verb_the_dictionary_reads_otherwise_first_still_replaces(bob, client_for):
+    api = client_for(bob, "deep")
+    api.remember("Архитектурный софт у нас — ArchiCAD.")
+    api.remember(BETWEEN)
+    api.remember("Перешли с ArchiCAD на Revit.")
+    replaced = Note.objects.get(text="Архитектурный софт у нас — ArchiCAD.")
+    assert replaced.superseded_by.text == "Перешли с ArchiCAD на Revit."

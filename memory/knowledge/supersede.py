@@ -308,14 +308,7 @@ def _evidence(
     named = {
         term
         for term in shared - language.slots()
-        if not term[:1].isdigit()
-        and NoteKeyword.objects.filter(
-            architect_id=note.architect_id,
-            lemma=term,
-            own__gt=0,
-            note__created_at__lt=note.created_at,
-        ).count()
-        == 1
+        if not term[:1].isdigit() and _earlier_holders(note, lemma=term) == 1
     }
     if named & names_old & names_new:
         return 4
@@ -323,20 +316,11 @@ def _evidence(
         return 3
     kinds_old = language.values(old.text)
     shared_roots = language.shared_roots(language.roots(old.text, IGNORED), roots_new)
+    # At most the old note: its own lemma may not hold the stem («стричься», «стриг»).
     rooted = [
         root
         for root in shared_roots
-        if not root[:1].isdigit()
-        and NoteKeyword.objects.filter(
-            architect_id=note.architect_id,
-            lemma__contains=root,
-            own__gt=0,
-            note__created_at__lt=note.created_at,
-        )
-        .values("note_id")
-        .distinct()
-        .count()
-        <= 1  # the old note's own lemma may not hold its stem («стричься», «стриг»)
+        if not root[:1].isdigit() and _earlier_holders(note, lemma__contains=root) <= 1
     ]
     if rooted and not (
         (kinds ^ kinds_old) & {"phone"} or (kinds and kinds_old and not kinds & kinds_old)
@@ -359,6 +343,22 @@ def _evidence(
     ):
         return 1
     return 0
+
+
+def _earlier_holders(note: Note, **lemma: str) -> int:
+    """How many notes of ``note``'s architect told before it hold a term (``lemma=`` one lemma,
+    ``lemma__contains=`` a root) as their own."""
+    return (
+        NoteKeyword.objects.filter(
+            architect_id=note.architect_id,
+            own__gt=0,
+            note__created_at__lt=note.created_at,
+            **lemma,
+        )
+        .values("note_id")
+        .distinct()
+        .count()
+    )
 
 
 def _other_people(a: str, names_a: set[str], b: str, names_b: set[str]) -> bool:

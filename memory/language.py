@@ -242,6 +242,29 @@ def first_person(text: str) -> bool:
     return any(word.lower() in _FIRST_PERSON for word in _WORD.findall(text))
 
 
+_FROM = frozenset({"from", "с", "со"})
+_FROM_NOW = frozenset({"now", "today", "tomorrow"})
+
+
+def from_a_time(text: str) -> bool:
+    """Does a phrase say a value holds from a time on: «с марта», «со вторника», «с 1 мая»,
+    "from January", "from Monday", "from now on"?"""
+    dates = {lemma(w) or w for w in _VALUE_WORDS["date"]}
+    said = words(text)
+    for i, word in enumerate(said[:-1]):
+        if word not in _FROM:
+            continue
+        following = said[i + 1]
+        then = said[i + 2] if i + 2 < len(said) else ""
+        if (
+            following in _FROM_NOW
+            or lemma(following) in dates
+            or (following.isdigit() and then and lemma(then) in dates)
+        ):
+            return True
+    return False
+
+
 def values(text: str) -> set[str]:
     """The kinds of value a phrase states, read by code: a phone, an address, an amount of
     money, a date. Two near statements with a value of the same kind about the same people say

@@ -206,7 +206,7 @@ CHANGE = (MARKERS - {language.lemma("больше")}) | frozenset(
         "заменить", "уйти", "закрыть", "сдвинуть", "перевести", "отменить", "бросить",
         "changed", "change", "moved", "move", "instead", "switched", "replaced", "sold", "left",
         "cancelled", "retired", "revised", "slipped", "quit", "поднять", "повысить",
-        "снизить", "raised", "increased", "reduced",
+        "снизить", "перестать", "raised", "increased", "reduced", "stopped", "given",
     )
 )  # fmt: skip
 # The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
@@ -219,10 +219,11 @@ MEANING_MIN_SIMILARITY = 0.82
 
 
 def announces_change(text: str) -> bool:
-    """Does a note's wording say that something changed («теперь», "no longer», «переехали»)?
+    """Does a note's wording say that something changed («теперь», "no longer», «переехали»,
+    a value from a time on: «с марта», "from January")?
     Any reading of a word counts: «Перешли с ArchiCAD на Revit» reads «перешли» as «переслать»
     first, and «перейти» is the change."""
-    return any(
+    return language.from_a_time(text) or any(
         word in CUE_WORDS or language.readings(word) & CHANGE for word in language.words(text)
     )
 

@@ -252,6 +252,12 @@ BETWEEN = "Запасные ключи от дачи хранятся у сос�
             "Теперь меня подстригает Артур в салоне у Полянки.",
             "У какого мастера я стригусь?",
         ),
+        # a value from a time on, with no other change word
+        (
+            "I charge five hundred pounds a day for site visits.",
+            "From April I bill £550 a day for site visits.",
+            "How much do I charge a day for site visits?",
+        ),
         # a name both say beats a rarer common word in a nearer note
         (
             "We are members of the Pulse gym on Walcot Street.",
@@ -403,6 +409,12 @@ def test_one_change_replaces_one_statement(bob, client_for):
         ("Вера мечтает играть в оркестре Большого театра.", False),  # «Большого» is no cue
         ("Sandra retired, so Kevin does our books now.", True),
         ("Isla plays the trumpet in the school band.", False),
+        # a value from a time on is a change; «с» and "from" before anything else are not
+        ("С марта платим за аренду 210 тысяч.", True),
+        ("From January I bill £110 an hour.", True),
+        ("Хожу на йогу с Леной.", False),
+        ("I come from Leeds.", False),
+        ("I have given up coffee and drink green tea.", True),
     ],
 )
 def test_a_change_is_announced_by_any_reading_of_a_word(text, expected):

@@ -67,8 +67,8 @@ def test_the_personal_sets_hold_their_floors(corpus):
 # Measured 2026-12-07 (bench/retrieval.py --skip-locomo, embedded defaults), standard / deep:
 # ru — paraphrase recall@10 0.576 / 0.907, near-miss false found 0.114 / 0.229, changed values
 # newest first 0.375 / 0.438, look-alike updates kept apart 0.875 / 0.875, replacements made
-# 19 of 30 right and 2 wrong (15 and 6 before the evidence scale); en — 0.530 / 0.848,
-# 0.024 / 0.073, 0.550 / 0.550, 0.900 / 0.900, 10 of 20 right and 0 wrong (9 and 1 before).
+# 19 of 30 right and 2 wrong (15 and 6 before the evidence scale); en — 0.515 / 0.848,
+# 0.024 / 0.073, 0.650 / 0.650, 0.900 / 0.900, 12 of 20 right and 0 wrong (9 and 1 before).
 # The floors leave a margin under each.
 FLOORS = {
     "ru": {
@@ -84,9 +84,9 @@ FLOORS = {
         "deep paraphrase recall": 0.80,
         "standard paraphrase recall": 0.48,
         "near-miss false found": 0.10,
-        "changed newest first": 0.50,
+        "changed newest first": 0.55,
         "kept apart": 0.80,
-        "replacements right": 8,
+        "replacements right": 10,
         "replacements wrong": 1,
     },
 }

@@ -48,13 +48,18 @@ def _stop() -> frozenset[str]:
 _local = threading.local()
 
 
-def _english():  # type: ignore[no-untyped-def]
-    stemmer = getattr(_local, "stemmer", None)
-    if stemmer is None:
+def _stemmer(language: str):  # type: ignore[no-untyped-def]
+    """This thread's Snowball stemmer of ``language`` ("english", "russian")."""
+    stemmers = _local.__dict__.setdefault("stemmers", {})
+    if language not in stemmers:
         import snowballstemmer
 
-        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
-    return stemmer, _stop()
+        stemmers[language] = snowballstemmer.stemmer(language)
+    return stemmers[language]
+
+
+def _english():  # type: ignore[no-untyped-def]
+    return _stemmer("english"), _stop()
 
 
 # Where the dictionary weighs two readings the same, a noun in its own form wins when it is one
@@ -128,15 +133,6 @@ def keywords(text: str) -> list[str]:
     return list(dict.fromkeys(terms(text)))
 
 
-def _russian_stemmer():  # type: ignore[no-untyped-def]
-    stemmer = getattr(_local, "russian", None)
-    if stemmer is None:
-        import snowballstemmer
-
-        stemmer = _local.russian = snowballstemmer.stemmer("russian")
-    return stemmer
-
-
 ROOT_MIN = 4  # the shortest stem that can name a root («сбер», "plan"); «дом», «люб» cannot
 
 
@@ -148,7 +144,7 @@ def roots(text: str, ignore: frozenset[str] = frozenset()) -> set[str]:
         found = lemma(word)
         if not found or found[:1].isdigit() or found in ignore:
             continue
-        stem = _russian_stemmer().stemWord(word) if _CYRILLIC.search(word) else found
+        stem = _stemmer("russian").stemWord(word) if _CYRILLIC.search(word) else found
         if len(stem) >= ROOT_MIN:
             out.add(stem)
     return out
@@ -215,19 +211,25 @@ _PEOPLE_WORDS = (
 )  # fmt: skip
 
 
+@lru_cache(maxsize=8)
+def _listed(kind: str) -> frozenset[str]:
+    """The lemmas of one of this module's word lists: a value's ("address", "money", "date"),
+    "slot" or "people" — read once."""
+    listed = {"slot": _SLOT_WORDS, "people": _PEOPLE_WORDS, **_VALUE_WORDS}[kind]
+    return frozenset(lemma(w) or w for w in listed)
+
+
 @lru_cache(maxsize=1)
 def slots() -> frozenset[str]:
     """The lemmas of words that name a value's slot («телефон», "code") and of value words: an
     address's, an amount's, a date's (a month or a weekday is part of a value, as a number is,
     whether or not the language writes it with a capital)."""
-    words = _SLOT_WORDS + _VALUE_WORDS["address"] + _VALUE_WORDS["money"] + _VALUE_WORDS["date"]
-    return frozenset(lemma(w) or w for w in words)
+    return _listed("slot") | _listed("address") | _listed("money") | _listed("date")
 
 
 def people(text: str) -> set[str]:
     """The kin and other people a phrase is about («брата» → брат, "children" → child)."""
-    known = {lemma(w) or w for w in _PEOPLE_WORDS}
-    return set(keywords(text)) & known
+    return set(keywords(text)) & _listed("people")
 
 
 # The speaker in the first person singular: "my work mobile" is the speaker's own.
@@ -249,7 +251,7 @@ _FROM_NOW = frozenset({"now", "today", "tomorrow"})
 def from_a_time(text: str) -> bool:
     """Does a phrase say a value holds from a time on: «с марта», «со вторника», «с 1 мая»,
     "from January", "from Monday", "from now on"?"""
-    dates = {lemma(w) or w for w in _VALUE_WORDS["date"]}
+    dates = _listed("date")
     said = words(text)
     for i, word in enumerate(said[:-1]):
         if word not in _FROM:
@@ -275,7 +277,7 @@ def values(text: str) -> set[str]:
         found.add("phone")
     if any(ch.isdigit() for ch in text):
         for kind in ("address", "money", "date"):
-            if lemmas & {lemma(w) or w for w in _VALUE_WORDS[kind]}:
+            if lemmas & _listed(kind):
                 found.add(kind)
     if _MONEY.search(text):
         found.add("money")

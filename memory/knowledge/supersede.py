@@ -209,11 +209,15 @@ CHANGE = (MARKERS - {language.lemma("больше")}) | frozenset(
         "снизить", "перестать", "raised", "increased", "reduced", "stopped", "given",
     )
 )  # fmt: skip
+# Words that carry no subject of their own for ``language.roots``: the change markers, and a
+# value's slot and value words (a month, «адрес»: what changes, not what it belongs to).
+IGNORED = relevance.FRAME | CHANGE | language.slots()
 # The nearest earlier notes by meaning looked at, and the similarity (note to note, passages,
 # multilingual-e5-small) from which one may be the same thing said before: on the bench sets'
 # 36 values changed in other words the replaced note is one of the two nearest for 27; with the
-# conditions below, floors from 0.80 to 0.84 found the same 14 of them in a one-off probe; what
-# the rule does on the sets, bench/retrieval.py prints (PASSPORT.md «Поиск»).
+# evidence scale below, floors of 0.80, 0.82 and 0.84 make the same replacements on both sets
+# (a one-off probe, 2026-12-07: 31 of 50 right, 2 wrong); what the rule does on the sets,
+# bench/retrieval.py prints (PASSPORT.md «Поиск»).
 MEANING_NEAREST = 2
 MEANING_MIN_SIMILARITY = 0.82
 
@@ -285,11 +289,6 @@ def by_meaning(note: Note, nearest: Sequence[tuple[Any, float]]) -> Note | None:
         return None
     _replace(chosen[0], note)
     return chosen[0]
-
-
-# Words that carry no subject of their own for ``language.roots``: the change markers, and a
-# value's slot and value words (a month, «адрес»: what changes, not what it belongs to).
-IGNORED = relevance.FRAME | CHANGE | language.slots()
 
 
 def _evidence(

@@ -258,7 +258,7 @@ BETWEEN = "Запасные ключи от дачи хранятся у сос�
             "From April I bill £550 a day for site visits.",
             "How much do I charge a day for site visits?",
         ),
-        # a name both say beats a rarer common word in a nearer note
+        # a name both say, with no other change word than "instead"
         (
             "We are members of the Pulse gym on Walcot Street.",
             "Cancelled the Pulse membership; we swim at the Bath lido instead.",
@@ -389,15 +389,15 @@ def test_my_value_is_not_replaced_by_my_wifes_and_my_next_one_replaces_mine(bob_
 
 @pytest.mark.django_db
 def test_one_change_replaces_one_statement(bob, client_for):
-    # The lemma rule names what the new note replaces; by meaning it replaces nothing more (the
-    # other note about the same roof shares a rare word root with it).
+    # The lemma rule names what the new note replaces; by meaning it replaces nothing more, not
+    # even an earlier note that says the new contractor's name, which no other note holds.
     api = client_for(bob, "deep")
     api.remember("Подрядчик по кровле виллы в Сочи — «Кровля-Юг».")
-    api.remember("Кровля виллы в Сочи — эксплуатируемая, с зелёным покрытием.")
+    api.remember("«СочиСтройКров» делали нам фасад в Адлере.")
     api.remember(BETWEEN)
     api.remember("Подрядчик по кровле виллы в Сочи теперь «СочиСтройКров».")
     assert Note.objects.get(text="Подрядчик по кровле виллы в Сочи — «Кровля-Юг».").superseded_by
-    kept = Note.objects.get(text="Кровля виллы в Сочи — эксплуатируемая, с зелёным покрытием.")
+    kept = Note.objects.get(text="«СочиСтройКров» делали нам фасад в Адлере.")
     assert kept.superseded_by_id is None
 
 
@@ -429,3 +429,24 @@ def test_a_change_verb_the_dictionary_reads_otherwise_first_still_replaces(bob, 
     api.remember("Перешли с ArchiCAD на Revit.")
     replaced = Note.objects.get(text="Архитектурный софт у нас — ArchiCAD.")
     assert replaced.superseded_by.text == "Перешли с ArchiCAD на Revit."
+
+
+@pytest.mark.django_db
+def test_a_name_both_say_beats_a_rare_common_word_of_another_near_note(bob, client_for):
+    # The GP note shares only "centre" with the new one, a word no other note holds; the gym
+    # note shares the name "Pulse". The strongest evidence wins, not the first near note.
+    api = client_for(bob, "deep")
+    api.remember("We are members of the Pulse gym on Walcot Street.")
+    api.remember("I registered with Dr Grant at the Combe Down Health Centre instead.")
+    api.remember("Cancelled the Pulse membership; we swim at the leisure centre instead.")
+    new = "Cancelled the Pulse membership; we swim at the leisure centre instead."
+    assert (
+        Note.objects.get(
+            text="We are members of the Pulse gym on Walcot Street."
+        ).superseded_by.text
+        == new
+    )
+    gp = Note.objects.get(
+        text="I registered with Dr Grant at the Combe Down Health Centre instead."
+    )
+    assert gp.superseded_by_id is None

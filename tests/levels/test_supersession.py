@@ -435,18 +435,11 @@ def test_a_change_verb_the_dictionary_reads_otherwise_first_still_replaces(bob, 
 def test_a_name_both_say_beats_a_rare_common_word_of_another_near_note(bob, client_for):
     # The GP note shares only "centre" with the new one, a word no other note holds; the gym
     # note shares the name "Pulse". The strongest evidence wins, not the first near note.
-    api = client_for(bob, "deep")
-    api.remember("We are members of the Pulse gym on Walcot Street.")
-    api.remember("I registered with Dr Grant at the Combe Down Health Centre instead.")
-    api.remember("Cancelled the Pulse membership; we swim at the leisure centre instead.")
+    gym = "We are members of the Pulse gym on Walcot Street."
+    gp = "I registered with Dr Grant at the Combe Down Health Centre instead."
     new = "Cancelled the Pulse membership; we swim at the leisure centre instead."
-    assert (
-        Note.objects.get(
-            text="We are members of the Pulse gym on Walcot Street."
-        ).superseded_by.text
-        == new
-    )
-    gp = Note.objects.get(
-        text="I registered with Dr Grant at the Combe Down Health Centre instead."
-    )
-    assert gp.superseded_by_id is None
+    api = client_for(bob, "deep")
+    for text in (gym, gp, new):
+        api.remember(text)
+    assert Note.objects.get(text=gym).superseded_by.text == new
+    assert Note.objects.get(text=gp).superseded_by_id is None

@@ -72,6 +72,14 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fast_passwords(settings: Any) -> None:
+    """Users are made and signed in across the suite: a fast hasher keeps that quick (what is
+    under test is who may do what, never the hash). PBKDF2's default cost spent about 40 s of
+    processor time in a run of the suite."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _own_stores(tmp_path: Any, settings: Any) -> Any:
     from memory import stores
 

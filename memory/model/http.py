@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from memory import outgoing
 from memory.agent import mcp_server
 from memory.agent import tools as agent_tools
 from memory.model.base import (
@@ -55,7 +56,7 @@ class _HttpBackend:
 
     def _post(self, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
-            response = httpx.post(
+            response = outgoing.client().post(
                 f"{self.base_url}{path}", json=body, headers=self._headers(), timeout=timeout
             )
         except httpx.TimeoutException as error:

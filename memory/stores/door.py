@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from memory import outgoing
 from memory.errors import MemoryServiceError
 from memory.i18n import Text
 
@@ -72,7 +73,7 @@ class DoorClient:
                 URL_MISSING("en"), code="internal_door_address_missing", retryable=False
             )
         try:
-            response = httpx.post(
+            response = outgoing.client().post(
                 f"{self.url}/internal/v1/{path}",
                 json=body,
                 headers={HEADER: self.secret},

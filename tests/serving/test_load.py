@@ -6,7 +6,6 @@ another tenant's short remembers meanwhile are not held behind them."""
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import threading
 import time
@@ -129,12 +128,7 @@ LOAD_CLIENTS = 20
 LOAD_SECONDS = 60.0
 
 
-# Decided before the server starts: a skip inside the test came after its module's server had
-# started and stopped again (16 s of the SQLite leg).
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")),
-    reason="the load run is the PostgreSQL leg's (DATABASE_URL=postgres://…)",
-)
+@pytest.mark.postgres_only
 def test_twenty_clients_for_a_minute_one_remember_to_four_recalls_on_postgresql(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,6 +1,8 @@
 """The bench scripts run (tiny sizes), so they do not rot between measurements. Those that pin
 their own engine (SQLite, or a graph database of their own) are ``engine_free``: CI runs them in
-its first leg only, since the second leg's PostgreSQL and Redis would change nothing in them."""
+its first leg only, since the second leg's PostgreSQL and Redis decide nothing they check (the
+capture-first ones hand replay tasks to the broker, but drain the outbox in a thread of their
+own)."""
 
 from __future__ import annotations
 

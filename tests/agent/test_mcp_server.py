@@ -168,3 +168,18 @@ def test_the_command_refuses_an_unknown_architect():
     assert done.returncode != 0
     assert "no architect 999999" in done.stderr
     assert sys.executable == params["command"]
+
+
+def test_the_command_started_for_each_model_call_runs_no_system_checks(monkeypatch, capsys):
+    """The model starts the server once per call; Django's checks (importing every view) ran
+    when the service started, so the command, run as its process runs it, goes straight to its
+    work."""
+    from django.core.management import execute_from_command_line
+
+    def checks_run(*args, **kwargs):
+        raise AssertionError("the system checks ran")
+
+    monkeypatch.setattr("django.core.management.base.checks.run_checks", checks_run)
+    with pytest.raises(SystemExit):
+        execute_from_command_line(["manage.py", "memory_mcp", "--architect", "999999"])
+    assert "no architect 999999" in capsys.readouterr().err

@@ -6,6 +6,7 @@ own)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +210,22 @@ def test_locomo_rest_bench_tells_and_asks_over_http(live_server, alice, tmp_path
         assert row["found"] >= 0.25 and row["evidence_when_found"] >= 0.6, row
     assert "goals (issue 30, all ten conversations):" in out
     assert "deep recall_any@10 ≥ 0.90:" in out
+
+
+@pytest.mark.slow
+@pytest.mark.engine_free
+def test_mcp_start_bench_starts_the_server_as_the_model_does():
+    # On the embedded defaults of its own data folder, whatever database this run was given.
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    result = subprocess.run(
+        [sys.executable, "bench/mcp_start.py", "--starts", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line for line in result.stdout.splitlines() if " / " in line][1:]  # under the head
+    assert [row.split("  ")[0] for row in rows] == [
+        "bare interpreter",
+        "manage.py check (Django's system checks)",
+        "memory_mcp: started, tools listed, catalog read",
+    ]
+    assert all(float(row.split()[-1]) > 0 for row in rows)  # each child's processor time

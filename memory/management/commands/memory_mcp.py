@@ -16,6 +16,10 @@ from memory.models import Architect, Run
 
 class Command(BaseCommand):
     help = "Serve the memory agent's tools over MCP stdio for one architect."
+    # The model starts this once per call: Django's system checks (~0.9 s, most of it importing
+    # every view to check the URL handlers) ran when memory_run started, and would be paid again
+    # on every model call.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--architect", type=int, required=True, help="architect id")

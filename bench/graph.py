@@ -8,7 +8,8 @@ prints:
   - insert: the store's seconds per note since the last checkpoint (the NER excluded), and
     p50/p95 of a batch;
   - query p50/p95: level 3's query (``hl``/``ll`` keywords built by code, context only) for
-    LoCoMo questions;
+    LoCoMo questions; on the files, beside it the same questions with nano-vectordb's own
+    ``get`` (rows × ids list scans), the baseline of ``memory.stores.graph.indexed_get``;
   - RSS, the workspace's size on disk, the kilobytes written per note inserted since the last
     checkpoint, a save at the checkpoint included (from ``/proc/self/io``: LightRAG's file
     storages rewrite themselves whole when they save, and the store saves by cost,
@@ -200,6 +201,34 @@ def tenants(store, texts: list[str], args) -> None:  # type: ignore[no-untyped-d
     print(f"RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def _ask(store, questions: list[str], baseline: bool):  # type: ignore[no-untyped-def]
+    """Level 3's query for each question: milliseconds each, how many brought chunks, and with
+    ``baseline`` the milliseconds of the same question with nano-vectordb's own ``get``
+    (asked in turn with the indexed one, first on every other question, so neither is
+    always the warmer)."""
+    from memory.stores import graph as graph_store
+
+    times: list[float] = []
+    library: list[float] = []
+    with_chunks = 0
+    for n, question in enumerate(questions):
+        high, low = _keywords(question)
+        if not high or not low:
+            continue
+        for indexed in (True, False) if n % 2 else (False, True):
+            if not indexed and not baseline:
+                continue
+            graph_store.indexed_get(indexed)
+            started = time.perf_counter()
+            context = store.query(
+                architect_id=1, question=question, hl_keywords=high, ll_keywords=low
+            )
+            (times if indexed else library).append((time.perf_counter() - started) * 1000)
+            with_chunks += indexed and bool(context.chunks)
+    graph_store.indexed_get(True)
+    return times, library, with_chunks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", default="1000,2000,5000,10000")
@@ -242,6 +271,7 @@ def main() -> None:
     )
     print(
         f"{'notes':>6} {'s/note':>7} {'batch p50/p95 s':>16} {'query p50/p95 ms':>17} "
+        f"{'lib get p50/p95':>17} "
         f"{'RSS MB':>7} {'disk MB':>8} {'KB/note':>8} {'chunks':>7}",
         flush=True,
     )
@@ -262,17 +292,8 @@ def main() -> None:
             written.append((written_now() or before) - before)
         window = checkpoint - (rows[-1]["notes"] if rows else 0)
         per_note = sum(batches) / window
-        times, with_chunks = [], 0
-        for question in questions:
-            high, low = _keywords(question)
-            if not high or not low:
-                continue
-            started = time.perf_counter()
-            context = store.query(
-                architect_id=1, question=question, hl_keywords=high, ll_keywords=low
-            )
-            times.append((time.perf_counter() - started) * 1000)
-            with_chunks += bool(context.chunks)
+        # on the files, the same questions with nano-vectordb's own get (list scans) too
+        times, baseline, with_chunks = _ask(store, questions, baseline=not database)
         row = {
             "notes": checkpoint,
             "per_note": per_note,
@@ -280,6 +301,8 @@ def main() -> None:
             "batch_p95": percentile(batches, 95),
             "query_p50": statistics.median(times),
             "query_p95": percentile(times, 95),
+            "library_p50": statistics.median(baseline) if baseline else float("nan"),
+            "library_p95": percentile(baseline, 95) if baseline else float("nan"),
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "disk": _disk(disk) / 1e6 if disk else float("nan"),
             "written": sum(written) / 1e3 / window if written else float("nan"),
@@ -288,8 +311,9 @@ def main() -> None:
         rows.append(row)
         inserts = f"{row['batch_p50']:.2f} / {row['batch_p95']:.2f}"
         queries = f"{row['query_p50']:.0f} / {row['query_p95']:.0f}"
+        library = f"{row['library_p50']:.0f} / {row['library_p95']:.0f}"
         print(
-            f"{checkpoint:>6} {per_note:>7.3f} {inserts:>16} {queries:>17} "
+            f"{checkpoint:>6} {per_note:>7.3f} {inserts:>16} {queries:>17} {library:>17} "
             f"{row['rss']:>7.0f} {row['disk']:>8.1f} {row['written']:>8.1f} {row['found']:>7.0%}",
             flush=True,
         )

@@ -71,6 +71,61 @@ def _quiet_lightrag() -> None:
     logging.getLogger("lightrag").setLevel(logging.WARNING)
 
 
+# nano-vectordb's version whose ``NanoVectorDB.get`` is replaced below (lightrag-hku 1.5.7's).
+NANO_VECTORDB_VERSION = "0.0.4.3"
+
+
+def _positions(table: Any, rows: list[dict[str, Any]], rebuild: bool) -> dict[Any, int]:
+    """The rows' positions by id, kept on the table: new rows are indexed as they are appended
+    (an upsert replaces a row in its place or appends it); a new row list (a delete, a reload
+    from disk) or ``rebuild`` indexes all again."""
+    from nano_vectordb.dbs import f_ID
+
+    kept = getattr(table, "_memory_positions", None)
+    if rebuild or kept is None or kept[0] is not rows or len(rows) < kept[1]:
+        kept = (rows, 0, {})
+    positions = kept[2]
+    for at in range(kept[1], len(rows)):
+        positions[rows[at].get(f_ID)] = at
+    table._memory_positions = (rows, len(rows), positions)
+    return positions
+
+
+def _rows_by_ids(self: Any, ids: list[str]) -> list[dict[str, Any]]:
+    """``NanoVectorDB.get`` by an index of positions: the same rows, in the table's order."""
+    from nano_vectordb.dbs import f_ID
+
+    rows = self._NanoVectorDB__storage["data"]
+    wanted = set(ids)
+    for rebuild in (False, True):
+        positions = _positions(self, rows, rebuild)
+        found = [rows[at] for at in sorted({positions[i] for i in wanted if i in positions})]
+        if all(row.get(f_ID) in wanted for row in found):
+            return found
+    return [row for row in rows if row.get(f_ID) in wanted]  # not reached: the rebuild is exact
+
+
+def indexed_get(on: bool = True) -> bool:
+    """nano-vectordb's ``NanoVectorDB.get(ids)`` tests every stored row against the *list* of
+    ids: rows × ids comparisons. Level 3 reads the chunks' vectors by id on every query (30-odd
+    ids), so the query grew with the graph (at 50k notes the scans were a third of it);
+    `bench/graph.py` prints level 3 both ways. With ``on`` the class gets ``_rows_by_ids``,
+    without it its own ``get`` back (the bench's baseline). Only on the version it was read
+    from: another keeps its own, and this says so. Returns whether the set is in use."""
+    from importlib.metadata import version
+
+    from nano_vectordb import dbs
+
+    own = getattr(dbs.NanoVectorDB, "_library_get", None)
+    if own is None:
+        own = dbs.NanoVectorDB._library_get = dbs.NanoVectorDB.get
+    if on and version("nano-vectordb") != NANO_VECTORDB_VERSION:
+        log.info("nano-vectordb %s: its own get is kept", version("nano-vectordb"))
+        on = False
+    dbs.NanoVectorDB.get = _rows_by_ids if on else own
+    return on
+
+
 class GraphCalledModel(MemoryServiceError):
     """The graph tried to call a model: a bug by definition (PASSPORT.md §13, level 3 costs
     no model call)."""
@@ -304,6 +359,7 @@ class LocalLightRag:
                 from lightrag.utils import EmbeddingFunc, Tokenizer
 
                 _quiet_lightrag()
+                indexed_get()
                 self.working_dir.mkdir(parents=True, exist_ok=True)
                 rag = _held_rag_class()(
                     working_dir=str(self.working_dir),

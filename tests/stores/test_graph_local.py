@@ -164,3 +164,67 @@ def test_a_thing_named_again_costs_no_embedding_only_the_new_note_does(tmp_path)
         assert computed[1] == 1  # the new chunk; the name's vector was already there
     finally:
         engine.close()
+
+
+@pytest.fixture
+def nano(tmp_path):
+    """A nano-vectordb table of 200 rows, the library's own ``get`` kept beside it."""
+    import numpy as np
+    from nano_vectordb import NanoVectorDB
+
+    table = NanoVectorDB(4, storage_file=str(tmp_path / "rows.json"))
+    vectors = np.random.default_rng(7).random((200, 4))
+    table.upsert([{"__id__": f"chunk-{i}", "n": i, "__vector__": v} for i, v in enumerate(vectors)])
+    graph_module.indexed_get(True)
+    yield table
+    graph_module.indexed_get(True)  # what an engine sets when it opens a workspace
+
+
+def test_the_indexed_get_returns_the_librarys_rows_in_its_order(nano):
+    from nano_vectordb import NanoVectorDB
+
+    own = NanoVectorDB._library_get
+    for ids in (
+        ["chunk-5", "chunk-150", "chunk-7"],  # the table's order back, not the asked one
+        ["chunk-9", "chunk-9", "gone", "chunk-0"],  # a repeat and an id the table lacks
+        [],
+        [f"chunk-{i}" for i in range(0, 200, 3)],
+    ):
+        assert nano.get(ids) == own(nano, ids)
+        assert [row["n"] for row in nano.get(ids)] == sorted({row["n"] for row in nano.get(ids)})
+
+
+def test_the_indexed_get_follows_upserts_and_deletes(nano):
+    import numpy as np
+    from nano_vectordb import NanoVectorDB
+
+    own = NanoVectorDB._library_get
+    asked = ["chunk-3", "chunk-120", "chunk-199", "chunk-200", "chunk-201"]
+    assert nano.get(asked) == own(nano, asked)  # the index is built here
+    vectors = np.random.default_rng(8).random((3, 4))
+    # one replaced in its place, two appended
+    nano.upsert(
+        [{"__id__": i, "n": -1, "__vector__": v} for i, v in zip(asked[2:], vectors, strict=True)]
+    )
+    assert nano.get(asked) == own(nano, asked)
+    assert [row["n"] for row in nano.get(asked)] == [3, 120, -1, -1, -1]
+    nano.delete(["chunk-3", "chunk-200"])  # a new row list: every position moved
+    assert nano.get(asked) == own(nano, asked)
+    assert [row["__id__"] for row in nano.get(asked)] == ["chunk-120", "chunk-199", "chunk-201"]
+
+
+def test_an_engine_reads_rows_by_a_set_of_ids_and_the_bench_can_turn_it_off(local, nano):
+    from nano_vectordb import NanoVectorDB
+
+    _fill(local, 1, "Денис")  # opening a workspace sets it
+    assert NanoVectorDB.get is graph_module._rows_by_ids
+    assert graph_module.indexed_get(False) is False
+    assert NanoVectorDB.get is NanoVectorDB._library_get
+
+
+def test_another_nano_vectordb_keeps_its_own_get(nano, monkeypatch):
+    from nano_vectordb import NanoVectorDB
+
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")
+    assert graph_module.indexed_get(True) is False
+    assert NanoVectorDB.get is NanoVectorDB._library_get

@@ -75,34 +75,28 @@ def _quiet_lightrag() -> None:
 NANO_VECTORDB_VERSION = "0.0.4.3"
 
 
-def _positions(table: Any, rows: list[dict[str, Any]], rebuild: bool) -> dict[Any, int]:
-    """The rows' positions by id, kept on the table: new rows are indexed as they are appended
-    (an upsert replaces a row in its place or appends it); a new row list (a delete, a reload
-    from disk) or ``rebuild`` indexes all again."""
+def _positions(table: Any, rows: list[dict[str, Any]]) -> dict[Any, int]:
+    """The rows' positions by id, kept on the table. nano-vectordb changes its rows in two ways:
+    an upsert replaces a row in its place (same id, same position) or appends, and a delete or a
+    reload from disk puts a new row list in place. So appended rows are indexed as they come, and
+    a new list is indexed whole."""
     from nano_vectordb.dbs import f_ID
 
     kept = getattr(table, "_memory_positions", None)
-    if rebuild or kept is None or kept[0] is not rows or len(rows) < kept[1]:
+    if kept is None or kept[0] is not rows or len(rows) < kept[1]:
         kept = (rows, 0, {})
     positions = kept[2]
     for at in range(kept[1], len(rows)):
-        positions[rows[at].get(f_ID)] = at
+        positions[rows[at][f_ID]] = at
     table._memory_positions = (rows, len(rows), positions)
     return positions
 
 
 def _rows_by_ids(self: Any, ids: list[str]) -> list[dict[str, Any]]:
-    """``NanoVectorDB.get`` by an index of positions: the same rows, in the table's order."""
-    from nano_vectordb.dbs import f_ID
-
+    """``NanoVectorDB.get`` by the index of positions: the same rows, in the table's order."""
     rows = self._NanoVectorDB__storage["data"]
-    wanted = set(ids)
-    for rebuild in (False, True):
-        positions = _positions(self, rows, rebuild)
-        found = [rows[at] for at in sorted({positions[i] for i in wanted if i in positions})]
-        if all(row.get(f_ID) in wanted for row in found):
-            return found
-    return [row for row in rows if row.get(f_ID) in wanted]  # not reached: the rebuild is exact
+    positions = _positions(self, rows)
+    return [rows[at] for at in sorted({positions[i] for i in set(ids) if i in positions})]
 
 
 def indexed_get(on: bool = True) -> bool:
@@ -111,7 +105,7 @@ def indexed_get(on: bool = True) -> bool:
     ids), so the query grew with the graph (at 50k notes the scans were a third of it);
     `bench/graph.py` prints level 3 both ways. With ``on`` the class gets ``_rows_by_ids``,
     without it its own ``get`` back (the bench's baseline). Only on the version it was read
-    from: another keeps its own, and this says so. Returns whether the set is in use."""
+    from: another keeps its own, and this says so. Returns whether the index is in use."""
     from importlib.metadata import version
 
     from nano_vectordb import dbs
@@ -119,8 +113,9 @@ def indexed_get(on: bool = True) -> bool:
     own = getattr(dbs.NanoVectorDB, "_library_get", None)
     if own is None:
         own = dbs.NanoVectorDB._library_get = dbs.NanoVectorDB.get
-    if on and version("nano-vectordb") != NANO_VECTORDB_VERSION:
-        log.info("nano-vectordb %s: its own get is kept", version("nano-vectordb"))
+    installed = version("nano-vectordb")
+    if on and installed != NANO_VECTORDB_VERSION:
+        log.info("nano-vectordb %s: its own get is kept", installed)
         on = False
     dbs.NanoVectorDB.get = _rows_by_ids if on else own
     return on

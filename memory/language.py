@@ -11,6 +11,7 @@ from __future__ import annotations
 import calendar
 import re
 import threading
+from collections.abc import Sequence
 from datetime import date
 from functools import lru_cache
 
@@ -284,6 +285,74 @@ def values(text: str) -> set[str]:
     if _DAY.search(text):
         found.add("date")
     return found
+
+
+# What a question asks for by name, and what a statement must hold to answer it: the name (or a
+# near one: a phone's «номер»), or a value of that kind. «Какой телефон у Ирины Львовны?» is
+# not answered by «Ирина Львовна приходит по вторникам»: every word but the one asked for is
+# there, and the rarer words outweigh it (PASSPORT.md «Поиск»).
+_ASKED = {
+    "phone": ("телефон", "мобильный", "phone", "mobile"),
+    "number": ("номер", "number"),
+    "code": ("код", "пароль", "code", "password", "pin"),
+    "email": ("почта", "email", "e-mail", "mail"),
+    "address": ("адрес", "address"),
+}  # fmt: skip
+# The names that also answer a kind: a phone is a number, an e-mail is an address.
+_ANSWERED_BY = {
+    "phone": ("phone", "number"),
+    "number": ("number", "phone"),
+    "code": ("code",),
+    "email": ("email",),
+    "address": ("address", "email"),
+}
+# A question about where a thing is («Где взять номер ИНН?») asks for a place, not the value.
+_WHERE = frozenset({"где", "куда", "откуда", "where"})
+
+
+@lru_cache(maxsize=1)
+def _asked_lemmas() -> dict[str, frozenset[str]]:
+    return {kind: frozenset({lemma(w) or w for w in listed}) for kind, listed in _ASKED.items()}
+
+
+def _named(text: str) -> set[str]:
+    said = set(keywords(text)) | set(words(text))
+    return {kind for kind, named in _asked_lemmas().items() if said & (named | set(_ASKED[kind]))}
+
+
+def asked_values(question: str) -> set[str]:
+    """The kinds of value a question asks for by name: a phone, a number, a code or password,
+    an e-mail, an address (none when it asks where something is)."""
+    if set(words(question)) & _WHERE:
+        return set()
+    return _named(question)
+
+
+def _holds(text: str, kind: str, named: set[str]) -> bool:
+    if named & set(_ANSWERED_BY[kind]):
+        return True
+    digit = any(ch.isdigit() for ch in text)
+    if kind == "phone":
+        return bool(_PHONE.search(text))
+    if kind in ("number", "code"):
+        return digit
+    if kind == "email":
+        return "@" in text
+    return digit or "@" in text or "address" in values(text)  # an address has a number
+
+
+def unheld(question: str, texts: Sequence[str]) -> list[str]:
+    """The kinds of value the question asks for by name (``asked_values``) that none of
+    ``texts`` holds, by name or as a value: such statements do not answer it."""
+    asked = asked_values(question)
+    if not asked:
+        return []
+    named = [_named(t) for t in texts]
+    return sorted(
+        kind
+        for kind in asked
+        if not any(_holds(t, kind, n) for t, n in zip(texts, named, strict=True))
+    )
 
 
 def same_question(a: str, b: str) -> bool:

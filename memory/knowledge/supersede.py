@@ -417,7 +417,8 @@ def newest_first(
     ``UPDATES_MAX_BEHIND``) answers the same question with a later value, so it goes right
     before the older one — unless the older note holds a name the question asks about that the
     newer one lacks (the same attribute of someone else: «новый телефон у сестры» is not the
-    brother's). Returns the new order (indexes into ``notes``) and {older: newer} moved over.
+    brother's), or the newer one holds no value of the kind the question asks for by name
+    («Какой код домофона?» is not answered by «Перешёл в фитнес-клуб возле нового дома»). Returns the new order (indexes into ``notes``) and {older: newer} moved over.
     Nothing is written: the question decides, the notes stay as told."""
     order = list(range(len(notes)))
     updated: dict[int, int] = {}
@@ -436,6 +437,7 @@ def newest_first(
             and announces_change(notes[newer].text)
             and relevance_of[newer] >= relevance_of[older] - UPDATES_MAX_BEHIND
             and not ((terms[older] - terms[newer]) & asked_names)
+            and not language.unheld(question, [notes[newer].text])
         ]
         if candidates:
             updated[older] = max(candidates, key=lambda i: notes[i].created_at)

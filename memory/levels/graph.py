@@ -249,6 +249,7 @@ def search(ctx: RecallContext) -> Outcome:
             best_coverage=coverage,
         ),
         "words",
+        language.unheld(ctx.text, [str(c.get("content") or "") for c in chunks]),
     )
     trace.append(
         {"level": 3, "event": "coverage", "coverage": round(coverage, 3), "decision": verdict}

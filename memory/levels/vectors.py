@@ -32,7 +32,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 
-from memory import decision
+from memory import decision, language
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.knowledge import objects as objects_service
@@ -355,7 +355,11 @@ def _decide(
     )
     dense = decision.dense_evidence(similarities, by_note.get(key), context.get(key))
     evidence = dataclasses.replace(words, **dense)
-    verdict = decision.verdict(evidence, "meaning")
+    verdict = decision.verdict(
+        evidence,
+        "meaning",
+        language.unheld(ctx.text, [str(first.get("text") or "")]),
+    )
     first["answers"] = verdict["answers"]
     return {"note": key, "notes": [str(i["note"]) for i in notes[: decision.DECIDED]], **verdict}
 

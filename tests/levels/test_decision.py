@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from memory import decision
+from memory import decision, language
 from memory.knowledge import notes as notes_service
 from memory.knowledge import supersede
 from memory.models import Note, Run
@@ -80,6 +80,107 @@ def test_a_question_about_something_never_told_is_not_found(told, question):
         answer = told.recall(question, depth=depth)
         assert answer["answer"]["found"] is False, (depth, answer["answer"]["text"])
         assert answer["kind"] == "probabilistic"
+
+
+# Every word of these questions but the one asked for is in a note told (a rarer name outweighs
+# it), and that note holds no value of the kind: it does not answer; told, the value does.
+ASKED_VALUE = [
+    (
+        "Бухгалтер Ирина Львовна приходит по вторникам.",
+        "Какой телефон у бухгалтера Ирины Львовны?",
+        "Телефон бухгалтера Ирины Львовны — +7 903 555-19-40.",
+    ),
+    (
+        "Конструктор по мосту через Свиягу — Никита Ершов из «Мостпроекта».",
+        "Какой номер у конструктора Никиты Ершова?",
+        "Номер Никиты Ершова: +7 917 245-11-90.",
+    ),
+    (
+        "Jo Fielding is our structural engineer at Arup.",
+        "What is Jo Fielding's email address?",
+        "Jo Fielding's email is jo.fielding@arup.example.",
+    ),
+    (
+        "My sister Lucy runs a veterinary practice in Exeter.",
+        "What is my sister Lucy's address in Exeter?",
+        "My sister Lucy lives at 14 Alder Grove, Exeter.",
+    ),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("note", "question", "value"), ASKED_VALUE)
+def test_a_note_without_the_value_asked_for_by_name_does_not_answer(
+    bob, client_for, note, question, value
+):
+    api = client_for(bob, "deep")
+    for fact in (DENTIST, KEYS, "Телефон сантехника Геннадия: +7 926 118-40-25.", note):
+        api.remember(fact)
+    for depth in ("standard", "deep"):
+        answer = api.recall(question, depth=depth, trace=True)
+        assert answer["answer"]["found"] is False, (depth, answer["answer"]["text"])
+        assert any(v["unheld"] for v in _verdicts(answer)), answer["trace"]  # what it lacks
+    # Told, the value goes first, and it holds what is asked (whether its words and meaning
+    # are enough is the fitted decision's, as for any note).
+    api.remember(value)
+    answer = api.recall(question, depth="deep", trace=True)
+    assert _first(answer) == value, answer["answer"]["text"]
+    verdict = _verdicts(answer)[-1]  # the level that decided last
+    assert verdict["unheld"] == [], verdict
+
+
+def _verdicts(answer):
+    """The decisions of the levels that ranked notes (1 and 4), in the order they ran."""
+    return [
+        e.get("decision") or e.get("verdict")
+        for e in answer["trace"]
+        if e.get("event") in ("notes", "decision") and (e.get("decision") or e.get("verdict"))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("Какой телефон у Ирины?", {"phone"}),
+        ("Какой номер у брата Антона?", {"number"}),
+        ("Какой код от калитки на даче?", {"code"}),
+        ("Какой пароль от Wi-Fi?", {"code"}),
+        ("Какой электронный адрес я даю клиентам?", {"address"}),
+        ("What is Priya's mobile number?", {"phone", "number"}),
+        ("What is Jo's e-mail?", {"email"}),
+        ("Где взять номер налогоплательщика?", set()),  # where it is, not what it is
+        ("Where is the alarm code written?", set()),
+        ("Кто лечит мне зубы?", set()),
+    ],
+)
+def test_the_value_a_question_asks_for_by_name(question, asked):
+    assert language.asked_values(question) == asked
+
+
+def test_a_note_holds_the_value_asked_by_its_name_or_by_a_value_of_its_kind():
+    assert language.unheld("Какой телефон у Ирины?", ["Ирина приходит по вторникам."]) == ["phone"]
+    assert language.unheld("Какой телефон у Ирины?", ["Ирина: +7 903 555-19-40."]) == []
+    assert language.unheld("Какой номер у Ирины?", ["Телефон Ирины записан в блокноте."]) == []
+    assert language.unheld("Какой код от калитки?", ["Замок открывается комбинацией 6054."]) == []
+    assert language.unheld("Какой электронный адрес?", ["Почта: studio@polyanka7.ru"]) == []
+    assert language.unheld("What is my home address?", ["Our house is at 14 Alder Grove."]) == []
+    assert language.unheld("What is Jo's email?", ["Jo's phone is 07700 900318."]) == ["email"]
+    assert language.unheld("Кто лечит мне зубы?", ["Что угодно."]) == []
+
+
+def test_a_newer_note_without_the_value_asked_for_does_not_take_the_answer():
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    code = SimpleNamespace(
+        text="Код домофона в старом доме — 4512.", scope=[], created_at=now, superseded_by_id=None
+    )
+    gym = SimpleNamespace(
+        text="Перешёл в фитнес-клуб «Зебра» возле нового дома.", scope=[],
+        created_at=now + timedelta(days=3), superseded_by_id=None,
+    )  # fmt: skip
+    order, updated = supersede.newest_first([code, gym], [0.86, 0.86], "Какой код домофона?")
+    assert order == [0, 1] and updated == {}
 
 
 @pytest.mark.django_db

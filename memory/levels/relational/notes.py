@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory import decision, relevance
+from memory import decision, language, relevance
 from memory import scope as scopes
 from memory.i18n import Text
 from memory.knowledge import supersede
@@ -150,12 +150,18 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         decision.verdict(
             decision.words_evidence(ctx.weights(), ctx.keywords, [h.matched for h in shown]),
             "words",
+            language.unheld(ctx.text, [shown[0].note.text]),
         )
         if shown
         else None
     )
+    asked = language.asked_values(ctx.text)
     answering = (
-        [h for h in shown[: decision.DECIDED] if h.coverage > 0]
+        [
+            h
+            for h in shown[: decision.DECIDED]
+            if h.coverage > 0 and not (asked and language.unheld(ctx.text, [h.note.text]))
+        ]
         if verdict is not None and verdict["answers"]
         else []
     )

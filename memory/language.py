@@ -292,11 +292,11 @@ def values(text: str) -> set[str]:
 # not answered by «Ирина Львовна приходит по вторникам»: every word but the one asked for is
 # there, and the rarer words outweigh it (PASSPORT.md «Поиск»).
 _ASKED = {
-    "phone": ("телефон", "мобильный", "phone", "mobile"),
-    "number": ("номер", "number"),
-    "code": ("код", "пароль", "code", "password", "pin"),
-    "email": ("почта", "email", "e-mail", "mail"),
-    "address": ("адрес", "address"),
+    "phone": ("телефон", "phone", "phones", "telephone"),
+    "number": ("номер", "number", "numbers"),
+    "code": ("код", "пароль", "code", "codes", "password", "passwords", "pin"),
+    "email": ("почта", "email", "emails", "e-mail"),
+    "address": ("адрес", "address", "addresses"),
 }  # fmt: skip
 # The names that also answer a kind: a phone is a number, an e-mail is an address.
 _ANSWERED_BY = {
@@ -306,24 +306,48 @@ _ANSWERED_BY = {
     "email": ("email",),
     "address": ("address", "email"),
 }
-# A question about where a thing is («Где взять номер ИНН?») asks for a place, not the value.
-_WHERE = frozenset({"где", "куда", "откуда", "where"})
+# A question that asks where, when, why or how («Где взять номер ИНН?», "How does he address
+# them?", "When did he start his mobile game?") asks for something else than the value, unless
+# it also asks what or which one.
+_OTHER_ASKS = frozenset(
+    {"где", "куда", "откуда", "когда", "почему", "зачем", "как", "where", "when", "why", "how"}
+)
+_WHAT = frozenset(
+    "какой какая какое какие какого какую каким какой каков какова каково что what which".split()
+)
 
 
 @lru_cache(maxsize=1)
-def _asked_lemmas() -> dict[str, frozenset[str]]:
-    return {kind: frozenset({lemma(w) or w for w in listed}) for kind, listed in _ASKED.items()}
+def _asked_names() -> dict[str, frozenset[str]]:
+    """Each kind's names: Russian words by their lemma («телефона» → телефон), English ones as
+    written (a stem would take "coding" for "code")."""
+    return {
+        kind: frozenset(lemma(w) or w if _CYRILLIC.search(w) else w for w in listed)
+        for kind, listed in _ASKED.items()
+    }
+
+
+# An English name right after one of these is a verb ("how does he address them", "to code").
+_VERB_BEFORE = frozenset("i you he she we they to does do did will can could should would".split())
 
 
 def _named(text: str) -> set[str]:
-    said = set(keywords(text)) | set(words(text))
-    return {kind for kind, named in _asked_lemmas().items() if said & (named | set(_ASKED[kind]))}
+    said = set()
+    before = ""
+    for w in words(text):
+        if _CYRILLIC.search(w):
+            said.add(lemma(w) or w)
+        elif before not in _VERB_BEFORE:
+            said.add(w)
+        before = w
+    return {kind for kind, names in _asked_names().items() if said & names}
 
 
 def asked_values(question: str) -> set[str]:
     """The kinds of value a question asks for by name: a phone, a number, a code or password,
-    an e-mail, an address (none when it asks where something is)."""
-    if set(words(question)) & _WHERE:
+    an e-mail, an address (none when it asks where, when, why or how, and not what)."""
+    said = set(words(question))
+    if said & _OTHER_ASKS and not said & _WHAT:
         return set()
     return _named(question)
 

@@ -146,11 +146,19 @@ def _verdicts(answer):
         ("Какой код от калитки на даче?", {"code"}),
         ("Какой пароль от Wi-Fi?", {"code"}),
         ("Какой электронный адрес я даю клиентам?", {"address"}),
-        ("What is Priya's mobile number?", {"phone", "number"}),
+        ("What is Priya's mobile number?", {"number"}),
+        ("What is Dad's phone number?", {"phone", "number"}),
         ("What is Jo's e-mail?", {"email"}),
         ("Где взять номер налогоплательщика?", set()),  # where it is, not what it is
         ("Where is the alarm code written?", set()),
         ("Кто лечит мне зубы?", set()),
+        # Not the value (LoCoMo's questions): a verb, a stem, an adjective, another question word
+        ("What challenges does Sam face, and how does he address them?", set()),
+        ("What was the setback Tim faced in his coding project?", set()),
+        ("What type of game is John's upcoming mobile game?", set()),
+        ("When did John start working on his mobile game?", set()),
+        ("Когда мне сменили код от домофона?", set()),
+        ("Как узнать, какой код у домофона?", {"code"}),
     ],
 )
 def test_the_value_a_question_asks_for_by_name(question, asked):

@@ -2,9 +2,10 @@
 `manage.py memory_mcp` afresh for every call, so its start-up is part of every level-2 answer.
 
 Starts the server as the model does (memory/agent/mcp_config.py), lists its tools and reads the
-catalog, N times (the variants in turn); prints wall time to the first answer and the child's processor time, beside two
-baselines measured in the same run: a bare interpreter, and the same server with Django's system
-checks run before it serves, as it did before it left them to memory_run.
+catalog, N times (the variants in turn); prints wall time to the first answer and the child's
+processor time, beside two baselines measured in the same run: a bare interpreter, and the same
+server with Django's system checks run before it serves, as it did before it left them to
+memory_run.
 
     .venv/bin/python bench/mcp_start.py --starts 10
 """

@@ -196,11 +196,29 @@ _VALUE_WORDS = {
 }  # fmt: skip
 
 
-# Words that name a value's slot, not a subject: sharing one says nothing about whose it is.
-_SLOT_WORDS = (
-    "телефон", "номер", "мобильный", "код", "пароль", "почта", "адрес", "phone", "number",
-    "mobile", "code", "password", "email", "address",
-)  # fmt: skip
+# What a question asks for by name, and what a statement must hold to answer it: the name (or a
+# near one: a phone's «номер»), or a value of that kind. «Какой телефон у Ирины Львовны?» is
+# not answered by «Ирина Львовна приходит по вторникам»: every word but the one asked for is
+# there, and the rarer words outweigh it (PASSPORT.md «Поиск»).
+_ASKED = {
+    "phone": ("телефон", "phone", "phones", "telephone"),
+    "number": ("номер", "number", "numbers"),
+    "code": ("код", "пароль", "code", "codes", "password", "passwords", "pin"),
+    "email": ("почта", "email", "emails", "e-mail"),
+    "address": ("адрес", "address", "addresses"),
+}  # fmt: skip
+# The names that also answer a kind: a phone is a number, an e-mail is an address.
+_ANSWERED_BY = {
+    "phone": ("phone", "number"),
+    "number": ("number", "phone"),
+    "code": ("code",),
+    "email": ("email",),
+    "address": ("address", "email"),
+}
+# Words that name a value's slot, not a subject: sharing one says nothing about whose it is. The
+# names a question asks for a value by, and «мобильный», which names a phone's slot beside «номер»
+# but asks for nothing alone ("mobile game").
+_SLOT_WORDS = (*(name for names in _ASKED.values() for name in names), "мобильный", "mobile")
 # Kin and other people a statement is about; two statements about different ones are about
 # different subjects («телефон брата» / «телефон сестры»).
 _PEOPLE_WORDS = (
@@ -287,25 +305,6 @@ def values(text: str) -> set[str]:
     return found
 
 
-# What a question asks for by name, and what a statement must hold to answer it: the name (or a
-# near one: a phone's «номер»), or a value of that kind. «Какой телефон у Ирины Львовны?» is
-# not answered by «Ирина Львовна приходит по вторникам»: every word but the one asked for is
-# there, and the rarer words outweigh it (PASSPORT.md «Поиск»).
-_ASKED = {
-    "phone": ("телефон", "phone", "phones", "telephone"),
-    "number": ("номер", "number", "numbers"),
-    "code": ("код", "пароль", "code", "codes", "password", "passwords", "pin"),
-    "email": ("почта", "email", "emails", "e-mail"),
-    "address": ("адрес", "address", "addresses"),
-}  # fmt: skip
-# The names that also answer a kind: a phone is a number, an e-mail is an address.
-_ANSWERED_BY = {
-    "phone": ("phone", "number"),
-    "number": ("number", "phone"),
-    "code": ("code",),
-    "email": ("email",),
-    "address": ("address", "email"),
-}
 # A question that asks where, when, why or how («Где взять номер ИНН?», "How does he address
 # them?", "When did he start his mobile game?") asks for something else than the value, unless
 # it also asks what or which one.
@@ -313,7 +312,7 @@ _OTHER_ASKS = frozenset(
     {"где", "куда", "откуда", "когда", "почему", "зачем", "как", "where", "when", "why", "how"}
 )
 _WHAT = frozenset(
-    "какой какая какое какие какого какую каким какой каков какова каково что what which".split()
+    "какой какая какое какие какого какую каким каков какова каково что what which".split()
 )
 
 

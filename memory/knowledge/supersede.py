@@ -418,7 +418,8 @@ def newest_first(
     before the older one — unless the older note holds a name the question asks about that the
     newer one lacks (the same attribute of someone else: «новый телефон у сестры» is not the
     brother's), or the newer one holds no value of the kind the question asks for by name
-    («Какой код домофона?» is not answered by «Перешёл в фитнес-клуб возле нового дома»). Returns the new order (indexes into ``notes``) and {older: newer} moved over.
+    («Какой код домофона?» is not answered by «Перешёл в фитнес-клуб возле нового дома»).
+    Returns the new order (indexes into ``notes``) and {older: newer} moved over.
     Nothing is written: the question decides, the notes stay as told."""
     order = list(range(len(notes)))
     updated: dict[int, int] = {}

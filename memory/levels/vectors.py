@@ -115,6 +115,7 @@ class Kept:
 
 
 def _object_of(hit: Any) -> str:
+    """The object an ``objects`` hit is the card of."""
     return str(hit.payload.get("object") or hit.id)
 
 
@@ -217,11 +218,8 @@ def search(ctx: RecallContext) -> Outcome:
     kept = _kept(ctx, searched)
     for kind, hits in searched:
         floors = [kept.floor(kind, h) for h in hits]
-        good = [
-            h
-            for h, f in zip(hits, floors, strict=True)
-            if h.score >= f and not _gone(kind, h, kept)
-        ]
+        items = [_item(kind, h, f) for h, f in zip(hits, floors, strict=True)]
+        good = [i for i in items if i["answers"] and not kept.left_out(i)]
         trace.append(
             {
                 "level": 4,
@@ -239,9 +237,8 @@ def search(ctx: RecallContext) -> Outcome:
         elif not good:
             note = _BELOW(ctx.lang, best=hits[0].score, floor=floors[0])
         else:
-            note = _ABOVE(
-                ctx.lang, count=len(good), floor=kept.floor(kind, good[0]), best=good[0].score
-            )
+            best = items.index(good[0])
+            note = _ABOVE(ctx.lang, count=len(good), floor=floors[best], best=hits[best].score)
         report.append(
             ReportEntry(
                 4,
@@ -253,7 +250,7 @@ def search(ctx: RecallContext) -> Outcome:
                 note=note,
             )
         )
-        meaning.append((kind, [_item(kind, h, f) for h, f in zip(hits, floors, strict=True)]))
+        meaning.append((kind, items))
     ranked = [
         i
         for i in _lifted(fuse(lexical, meaning), ctx)
@@ -392,12 +389,6 @@ def _kept(ctx: RecallContext, searched: list[tuple[str, list[Any]]]) -> Kept:
         artifacts=frozenset(artifacts),
         denied_artifacts=frozenset(o for o, answers in artifacts.items() if not answers),
     )
-
-
-def _gone(kind: str, hit: Any, kept: Kept) -> bool:
-    if kind == "summaries":
-        return str(hit.payload.get("summary") or hit.id) in kept.denied
-    return kind == "objects" and _object_of(hit) in kept.denied_artifacts
 
 
 def _lifted(fused: list[dict[str, Any]], ctx: RecallContext) -> list[dict[str, Any]]:

@@ -155,12 +155,11 @@ def _notes(ctx: RecallContext, found: Look) -> _Notes:
         if shown
         else None
     )
-    asked = language.asked_values(ctx.text)
     answering = (
         [
             h
             for h in shown[: decision.DECIDED]
-            if h.coverage > 0 and not (asked and language.unheld(ctx.text, [h.note.text]))
+            if h.coverage > 0 and not language.unheld(ctx.text, [h.note.text])
         ]
         if verdict is not None and verdict["answers"]
         else []

@@ -60,9 +60,11 @@ def held_out(key: str) -> bool:
     return int(hashlib.blake2b(key.encode(), digest_size=2).hexdigest(), 16) % 2 == 1
 
 
-def _row(features: dict[str, float], right: list[bool]) -> dict[str, Any]:
-    """One level's decision for one question: its features, and where the right notes stand
-    in the list it decided for."""
+def _row(features: dict[str, float], right: list[bool], unheld: bool = False) -> dict[str, Any]:
+    """One level's decision for one question: its features, where the right notes stand in the
+    list it decided for, and whether the note decided on lacks the value the question asks for
+    by name (``memory.language.unheld``: then the level does not answer, whatever its model
+    says, as ``memory.decision.verdict`` rules)."""
     from memory.decision import DECIDED
 
     return {
@@ -70,6 +72,7 @@ def _row(features: dict[str, float], right: list[bool]) -> dict[str, Any]:
         "first": bool(right[:1]) and right[0],
         "top3": any(right[:DECIDED]),
         "returned": any(right),
+        "unheld": unheld,
     }
 
 
@@ -120,7 +123,11 @@ def _levels(trace: list[dict[str, Any]], expect: set[str]) -> dict[int, dict[str
         if event.get("level") == 4 and event.get("event") == "decision":
             verdict = event.get("verdict")
         if verdict:
-            out[event["level"]] = _row(verdict["features"], [n in expect for n in verdict["notes"]])
+            out[event["level"]] = _row(
+                verdict["features"],
+                [n in expect for n in verdict["notes"]],
+                bool(verdict.get("unheld")),
+            )
     return out
 
 
@@ -161,7 +168,11 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
             levels: dict[int, dict[str, Any]] = {}
             if level1:
                 words = decision.words_evidence(weights, keywords, [bm25.own[i] for i in level1])
-                levels[1] = _row(_features(words, "words"), [i in evidence for i in level1])
+                levels[1] = _row(
+                    _features(words, "words"),
+                    [i in evidence for i in level1],
+                    bool(language.unheld(question, [texts[level1[0]]])),
+                )
             lexical = [
                 {"id": f"notes:{i}", "note": i, "bm25": scored[i], "answers": False}
                 for i in sorted(first, key=lambda i: -lifted[i])
@@ -181,7 +192,11 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
             top = level4[0]
             dense = decision.dense_evidence(sims, by_note.get(top), in_context.get(top))
             evidence4 = dataclasses.replace(words, **dense)
-            levels[4] = _row(_features(evidence4, "meaning"), [i in evidence for i in level4])
+            levels[4] = _row(
+                _features(evidence4, "meaning"),
+                [i in evidence for i in level4],
+                bool(language.unheld(question, [texts[top]])),
+            )
             questions.append(
                 {
                     "set": "locomo",
@@ -244,10 +259,15 @@ def _p(model: dict[str, Any], features: dict[str, float]) -> float:
 
 def decide(question: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
     """The ladder at ``deep`` over the recorded levels: level 1 answers when its decision
-    passes, else level 4; returns found and where the right notes stand in the answer."""
+    passes, else level 4; returns found and where the right notes stand in the answer. A
+    level whose note lacks the value asked for by name does not answer (the ladder's veto)."""
     for level, model in ((1, "words"), (4, "meaning")):
         row = question["levels"].get(level)
-        if row is not None and _p(models[model], row["features"]) >= models[model]["threshold"]:
+        if (
+            row is not None
+            and not row.get("unheld")
+            and _p(models[model], row["features"]) >= models[model]["threshold"]
+        ):
             return {"found": True, "level": level, **row}
     row = question["levels"].get(4) or question["levels"].get(1) or _row({}, [])
     return {"found": False, "level": 0, **row}

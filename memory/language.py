@@ -305,11 +305,12 @@ def values(text: str) -> set[str]:
     return found
 
 
-# A question that asks where, when, why or how («Где взять номер ИНН?», "How does he address
-# them?", "When did he start his mobile game?") asks for something else than the value, unless
-# it also asks what or which one.
+# A question that asks who, where, when, why or how («Где взять номер ИНН?», «Кто знает код от
+# сейфа?», "How does he address them?", "When did he start his mobile game?") asks for something
+# else than the value, unless it also asks what or which one.
 _OTHER_ASKS = frozenset(
-    {"где", "куда", "откуда", "когда", "почему", "зачем", "как", "where", "when", "why", "how"}
+    "где куда откуда когда почему зачем как кто кого кому кем чей чья чье чьи "
+    "where when why how who whom whose".split()
 )
 _WHAT = frozenset(
     "какой какая какое какие какого какую каким каков какова каково что what which".split()
@@ -342,16 +343,70 @@ def _named(text: str) -> set[str]:
     return {kind for kind, names in _asked_names().items() if said & names}
 
 
+# Values a question asks for by a phrase: years (an age: «сколько лет», "how old", "what age",
+# or by the name «возраст») and a price («сколько стоит», «во сколько обходится», "how much …
+# cost/pay/charge", or by the names «цена», «стоимость», "price"). A phrase carries its own
+# question word; a name counts as a plain name does (not in a question that asks who, where, when,
+# why or how: «Кто считает стоимость виллы?» asks for a person). Both are answered by a number, in
+# digits or in words («двенадцать лет», "fourteen"), or, for a price, by its being free.
+_PHRASE_NAMES = {
+    "years": frozenset({"возраст"}),
+    "price": frozenset({"цена", "стоимость", "price"}),
+}
+_YEARS_PAIRS = frozenset({("how", "old"), ("what", "age"), ("сколько", "год")})
+_PRICE_VERBS = frozenset({"стоить", "обходиться", "обойтись", "платить", "заплатить"})
+_PRICE_AFTER_HOW_MUCH = frozenset(
+    "cost costs pay paid charge charges charged spend spent money price".split()
+)
+_FREE = re.compile(r"бесплатн|даром|\bfree\b|\bfor nothing\b", re.IGNORECASE)
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million billion dozen half".split()
+)
+
+
+def _asked_by_phrase(said: list[str], lemmas: list[str]) -> set[str]:
+    pairs = set(zip(lemmas, lemmas[1:], strict=False)) | set(zip(said, said[1:], strict=False))
+    kinds = {"years"} if pairs & _YEARS_PAIRS else set()
+    after_how_much = next(
+        (said[i + 2 :] for i in range(len(said) - 1) if said[i : i + 2] == ["how", "much"]), []
+    )
+    if ("сколько" in said and set(lemmas) & _PRICE_VERBS) or (
+        set(after_how_much) & _PRICE_AFTER_HOW_MUCH
+    ):
+        kinds.add("price")
+    return kinds
+
+
+def _numeral(text: str) -> bool:
+    """Does a phrase hold a number, in digits or in words («двенадцать», "fourteen")?"""
+    if any(ch.isdigit() for ch in text):
+        return True
+    return any(
+        w in _NUMBER_WORDS or (_CYRILLIC.search(w) and _morph().parse(w)[0].tag.POS == "NUMR")
+        for w in words(text)
+    )
+
+
 def asked_values(question: str) -> set[str]:
-    """The kinds of value a question asks for by name: a phone, a number, a code or password,
-    an e-mail, an address (none when it asks where, when, why or how, and not what)."""
-    said = set(words(question))
-    if said & _OTHER_ASKS and not said & _WHAT:
-        return set()
-    return _named(question)
+    """The kinds of value a question asks for: by name a phone, a number, a code or password,
+    an e-mail, an address, an age, a price (none when it asks who, where, when, why or how, and
+    not what); by a phrase years or a price (``_asked_by_phrase``)."""
+    said = words(question)
+    lemmas = [lemma(w) or w for w in said]
+    kinds = _asked_by_phrase(said, lemmas)
+    if set(said) & _OTHER_ASKS and not set(said) & _WHAT:
+        return kinds
+    by_name = {kind for kind, names in _PHRASE_NAMES.items() if set(lemmas) & names}
+    return kinds | by_name | _named(question)
 
 
 def _holds(text: str, kind: str, named: set[str]) -> bool:
+    if kind == "years":
+        return _numeral(text)
+    if kind == "price":
+        return _numeral(text) or bool(_FREE.search(text))
     if named & set(_ANSWERED_BY[kind]):
         return True
     digit = any(ch.isdigit() for ch in text)

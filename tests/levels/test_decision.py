@@ -105,6 +105,27 @@ ASKED_VALUE = [
         "What is my sister Lucy's address in Exeter?",
         "My sister Lucy lives at 14 Alder Grove, Exeter.",
     ),
+    # Asked for by a phrase: years (an age, in words once told) and a price.
+    (
+        "Моя племянница Соня занимается фигурным катанием.",
+        "С какого возраста Соня катается на коньках?",
+        "Соня катается на коньках с шести лет.",
+    ),
+    (
+        "Our office dog Biscuit is a border terrier who loves the studio.",
+        "How old is our office dog Biscuit?",
+        "Biscuit, the office dog, is seven years old.",
+    ),
+    (
+        "Я хожу в бассейн «Волна» на Соколе по четвергам.",
+        "Сколько стоит абонемент в бассейн «Волна»?",
+        "Абонемент в бассейн «Волна» стоит 4200 рублей в месяц.",
+    ),
+    (
+        "We hired a drone survey firm, SkyMeasure, for the Penrose plot.",
+        "How much did we pay SkyMeasure for the Penrose drone survey?",
+        "SkyMeasure charged us £1,250 for the Penrose drone survey.",
+    ),
 ]
 
 
@@ -159,6 +180,23 @@ def _verdicts(answer):
         ("When did John start working on his mobile game?", set()),
         ("Когда мне сменили код от домофона?", set()),
         ("Как узнать, какой код у домофона?", {"code"}),
+        # Who: a person is asked for, whatever value the question names
+        ("Кто знает код от сейфа?", set()),
+        ("Whose phone number did James receive during the beach outing?", set()),
+        # Years and a price, asked for by a phrase (its own question word) or by a name
+        ("Сколько лет Бублику?", {"years"}),
+        ("Какого возраста мой сын?", {"years"}),
+        ("How old is Isla?", {"years"}),
+        ("At what age did Vera start the cello?", {"years"}),
+        ("Сколько стоит стрижка у барбера?", {"price"}),
+        ("Во сколько нам обходится уборка квартиры?", {"price"}),
+        ("Какая цена у бутыли воды?", {"price"}),
+        ("How much does James pay per cooking class?", {"price"}),
+        ("How much will the Falmouth windows cost?", {"price"}),
+        ("Кто считает стоимость строительства виллы?", set()),  # a person
+        ("Who does our cost planning?", set()),
+        ("How much sugar do I take in my tea?", set()),  # a quantity may be words: not asked
+        ("What was the console Jolene's parents got her at age 10?", set()),
     ],
 )
 def test_the_value_a_question_asks_for_by_name(question, asked):
@@ -174,6 +212,13 @@ def test_a_note_holds_the_value_asked_by_its_name_or_by_a_value_of_its_kind():
     assert language.unheld("What is my home address?", ["Our house is at 14 Alder Grove."]) == []
     assert language.unheld("What is Jo's email?", ["Jo's phone is 07700 900318."]) == ["email"]
     assert language.unheld("Кто лечит мне зубы?", ["Что угодно."]) == []
+    # Years and prices in digits or in words, a price also by being free
+    assert language.unheld("Сколько лет сыну?", ["Сыну Артёму двенадцать лет."]) == []
+    assert language.unheld("How old is Isla?", ["Isla is fourteen."]) == []
+    assert language.unheld("How old is Isla?", ["Isla plays the trumpet."]) == ["years"]
+    assert language.unheld("Сколько стоит бассейн?", ["Бассейн для детей бесплатный."]) == []
+    assert language.unheld("Сколько стоит бассейн?", ["Бассейн по четвергам."]) == ["price"]
+    assert language.unheld("How much did I pay for it?", ["It cost £41,500."]) == []
 
 
 def test_a_newer_note_without_the_value_asked_for_does_not_take_the_answer():

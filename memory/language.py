@@ -343,8 +343,8 @@ def _named(text: str) -> set[str]:
     return {kind for kind, names in _asked_names().items() if said & names}
 
 
-# Values a question asks for by a phrase: years (an age: «сколько лет», "how old", "what age",
-# or by the name «возраст») and a price («сколько стоит», «во сколько обходится», "how much …
+# Values a question asks for by a phrase: a version's number («какую версию», "which version"),
+# years (an age: «сколько лет», "how old", "what age", or by the name «возраст») and a price («сколько стоит», «во сколько обходится», "how much …
 # cost/pay/charge", or by the names «цена», «стоимость», "price"). A phrase carries its own
 # question word; a name counts as a plain name does (not in a question that asks who, where, when,
 # why or how: «Кто считает стоимость виллы?» asks for a person). Both are answered by a number, in
@@ -354,6 +354,7 @@ _PHRASE_NAMES = {
     "price": frozenset({"цена", "стоимость", "price"}),
 }
 _YEARS_PAIRS = frozenset({("how", "old"), ("what", "age"), ("сколько", "год")})
+_VERSION = frozenset({"версия", "version"})
 _PRICE_VERBS = frozenset({"стоить", "обходиться", "обойтись", "платить", "заплатить"})
 _PRICE_AFTER_HOW_MUCH = frozenset(
     "cost costs pay paid charge charges charged spend spent money price".split()
@@ -369,6 +370,9 @@ _NUMBER_WORDS = frozenset(
 def _asked_by_phrase(said: list[str], lemmas: list[str]) -> set[str]:
     pairs = set(zip(lemmas, lemmas[1:], strict=False)) | set(zip(said, said[1:], strict=False))
     kinds = {"years"} if pairs & _YEARS_PAIRS else set()
+    # «Какую версию», "which version": a version is a number ("his own version of love" is not)
+    if any(w in _WHAT and lemmas[i + 1] in _VERSION for i, w in enumerate(said[:-1])):
+        kinds.add("number")
     after_how_much = next(
         (said[i + 2 :] for i in range(len(said) - 1) if said[i : i + 2] == ["how", "much"]), []
     )

@@ -70,7 +70,8 @@ def test_the_personal_sets_hold_their_floors(corpus):
 # asked for by name stopped answering), changed values
 # newest first 0.375 / 0.438, look-alike updates kept apart 0.875 / 0.875, replacements made
 # 19 of 30 right and 2 wrong (15 and 6 before the evidence scale); en — 0.515 / 0.848,
-# 0.024 / 0.049 (0.024 / 0.073 before), 0.650 / 0.650, 0.900 / 0.900, 12 of 20 right and 0 wrong (9 and 1 before).
+# 0.024 / 0.024 (0.024 / 0.049 before a version was asked, 0.024 / 0.073 before any value),
+# 0.650 / 0.650, 0.900 / 0.900, 12 of 20 right and 0 wrong (9 and 1 before).
 # The floors leave a margin under each.
 FLOORS = {
     "ru": {
@@ -85,7 +86,7 @@ FLOORS = {
     "en": {
         "deep paraphrase recall": 0.80,
         "standard paraphrase recall": 0.48,
-        "near-miss false found": 0.07,
+        "near-miss false found": 0.05,
         "changed newest first": 0.55,
         "kept apart": 0.80,
         "replacements right": 10,

@@ -105,7 +105,7 @@ ASKED_VALUE = [
         "What is my sister Lucy's address in Exeter?",
         "My sister Lucy lives at 14 Alder Grove, Exeter.",
     ),
-    # Asked for by a phrase: years (an age, in words once told) and a price.
+    # Asked for by a phrase: a version, years (an age, in words once told) and a price.
     (
         "Моя племянница Соня занимается фигурным катанием.",
         "С какого возраста Соня катается на коньках?",
@@ -120,6 +120,11 @@ ASKED_VALUE = [
         "Я хожу в бассейн «Волна» на Соколе по четвергам.",
         "Сколько стоит абонемент в бассейн «Волна»?",
         "Абонемент в бассейн «Волна» стоит 4200 рублей в месяц.",
+    ),
+    (
+        "Our studio models every project in ArchiCAD, with Twinmotion for renders.",
+        "Which version of ArchiCAD does our studio model in?",
+        "The version of ArchiCAD our studio models in is 27.",
     ),
     (
         "We hired a drone survey firm, SkyMeasure, for the Penrose plot.",
@@ -197,6 +202,10 @@ def _verdicts(answer):
         ("Who does our cost planning?", set()),
         ("How much sugar do I take in my tea?", set()),  # a quantity may be words: not asked
         ("What was the console Jolene's parents got her at age 10?", set()),
+        # A version is a number when which one is asked
+        ("Which version of Rhino do I use?", {"number"}),
+        ("Какую версию BIM-программы я использую?", {"number"}),
+        ("What should Sam keep doing to find his own version of love?", set()),
     ],
 )
 def test_the_value_a_question_asks_for_by_name(question, asked):

@@ -63,8 +63,8 @@ def held_out(key: str) -> bool:
 def _row(features: dict[str, float], right: list[bool], unheld: bool = False) -> dict[str, Any]:
     """One level's decision for one question: its features, where the right notes stand in the
     list it decided for, and whether the note decided on lacks the value the question asks for
-    by name (``memory.language.unheld``: then the level does not answer, whatever its model
-    says, as ``memory.decision.verdict`` rules)."""
+    (``memory.language.unheld``: then the level does not answer, whatever its model says, as
+    ``memory.decision.verdict`` rules)."""
     from memory.decision import DECIDED
 
     return {
@@ -260,7 +260,7 @@ def _p(model: dict[str, Any], features: dict[str, float]) -> float:
 def decide(question: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
     """The ladder at ``deep`` over the recorded levels: level 1 answers when its decision
     passes, else level 4; returns found and where the right notes stand in the answer. A
-    level whose note lacks the value asked for by name does not answer (the ladder's veto)."""
+    level whose note lacks the value asked for does not answer (the ladder's veto)."""
     for level, model in ((1, "words"), (4, "meaning")):
         row = question["levels"].get(level)
         if (

@@ -122,7 +122,7 @@ def answers(evidence: Evidence, model: Model) -> bool:
 
 def verdict(evidence: Evidence, model: Model, unheld: Sequence[str] = ()) -> dict[str, Any]:
     """What the trace shows of one decision: the model, its features, p and the threshold.
-    ``unheld``: the kinds of value the question asks for by name that the note decided on
+    ``unheld``: the kinds of value the question asks for that the note decided on
     does not hold (``memory.language.unheld``, read by the level): then it does not answer,
     whatever the words and the meaning say — every other word of «Какой телефон у Ирины?» may
     be in a note about Irina that has no phone."""

@@ -343,12 +343,13 @@ def _named(text: str) -> set[str]:
     return {kind for kind, names in _asked_names().items() if said & names}
 
 
-# Values a question asks for by a phrase: a version's number («какую версию», "which version"),
-# years (an age: «сколько лет», "how old", "what age", or by the name «возраст») and a price («сколько стоит», «во сколько обходится», "how much …
-# cost/pay/charge", or by the names «цена», «стоимость», "price"). A phrase carries its own
-# question word; a name counts as a plain name does (not in a question that asks who, where, when,
-# why or how: «Кто считает стоимость виллы?» asks for a person). Both are answered by a number, in
-# digits or in words («двенадцать лет», "fourteen"), or, for a price, by its being free.
+# Values a question asks for by a phrase, which carries its own question word: a version
+# («какую версию», "which version": a number), years («сколько лет», "how old", "what age") and a
+# price («сколько стоит», «во сколько обходится», "how much … cost/pay/charge"). Years and a
+# price are also asked by a name («возраст»; «цена», «стоимость», "price"), which counts as any
+# name does: not in a question that asks who, where, when, why or how («Кто считает стоимость
+# виллы?» asks for a person). They are held by a number in digits or in words («двенадцать
+# лет», "fourteen"), a price also by its being free.
 _PHRASE_NAMES = {
     "years": frozenset({"возраст"}),
     "price": frozenset({"цена", "стоимость", "price"}),
@@ -395,8 +396,8 @@ def _numeral(text: str) -> bool:
 
 def asked_values(question: str) -> set[str]:
     """The kinds of value a question asks for: by name a phone, a number, a code or password,
-    an e-mail, an address, an age, a price (none when it asks who, where, when, why or how, and
-    not what); by a phrase years or a price (``_asked_by_phrase``)."""
+    an e-mail, an address, years, a price (none when it asks who, where, when, why or how, and
+    not what); by a phrase a version's number, years or a price (``_asked_by_phrase``)."""
     said = words(question)
     lemmas = [lemma(w) or w for w in said]
     kinds = _asked_by_phrase(said, lemmas)
@@ -424,8 +425,8 @@ def _holds(text: str, kind: str, named: set[str]) -> bool:
 
 
 def unheld(question: str, texts: Sequence[str]) -> list[str]:
-    """The kinds of value the question asks for by name (``asked_values``) that none of
-    ``texts`` holds, by name or as a value: such statements do not answer it."""
+    """The kinds of value the question asks for (``asked_values``) that none of ``texts``
+    holds, by name or as a value: such statements do not answer it."""
     asked = asked_values(question)
     if not asked:
         return []

@@ -417,7 +417,7 @@ def newest_first(
     ``UPDATES_MAX_BEHIND``) answers the same question with a later value, so it goes right
     before the older one — unless the older note holds a name the question asks about that the
     newer one lacks (the same attribute of someone else: «новый телефон у сестры» is not the
-    brother's), or the newer one holds no value of the kind the question asks for by name
+    brother's), or the newer one holds no value of the kind the question asks for
     («Какой код домофона?» is not answered by «Перешёл в фитнес-клуб возле нового дома»).
     Returns the new order (indexes into ``notes``) and {older: newer} moved over.
     Nothing is written: the question decides, the notes stay as told."""

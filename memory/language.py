@@ -183,8 +183,9 @@ _VALUE_WORDS = {
         "squar", "unit", "yard",
     ),
     "money": (
-        "рубль", "тысяча", "миллион", "евро", "доллар", "стоить", "платить", "цена", "pound",
-        "euro", "dollar", "cost", "price", "pay", "fee", "charg", "bill", "quot", "budget",
+        "рубль", "тысяча", "миллион", "евро", "доллар", "стоить", "платить", "заплатить",
+        "обходиться", "обойтись", "цена", "pound", "euro", "dollar", "cost", "price", "pay",
+        "paid", "spend", "spent", "money", "fee", "charg", "bill", "quot", "budget",
     ),
     "date": (
         "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь",
@@ -286,6 +287,10 @@ def from_a_time(text: str) -> bool:
     return False
 
 
+def _digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
+
+
 def values(text: str) -> set[str]:
     """The kinds of value a phrase states, read by code: a phone, an address, an amount of
     money, a date. Two near statements with a value of the same kind about the same people say
@@ -294,7 +299,7 @@ def values(text: str) -> set[str]:
     lemmas = set(keywords(text))
     if _PHONE.search(text):
         found.add("phone")
-    if any(ch.isdigit() for ch in text):
+    if _digit(text):
         for kind in ("address", "money", "date"):
             if lemmas & _listed(kind):
                 found.add(kind)
@@ -356,10 +361,6 @@ _PHRASE_NAMES = {
 }
 _YEARS_PAIRS = frozenset({("how", "old"), ("what", "age"), ("сколько", "год")})
 _VERSION = frozenset({"версия", "version"})
-_PRICE_VERBS = frozenset({"стоить", "обходиться", "обойтись", "платить", "заплатить"})
-_PRICE_AFTER_HOW_MUCH = frozenset(
-    "cost costs pay paid charge charges charged spend spent money price".split()
-)
 _FREE = re.compile(r"бесплатн|даром|\bfree\b|\bfor nothing\b", re.IGNORECASE)
 _NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -377,16 +378,15 @@ def _asked_by_phrase(said: list[str], lemmas: list[str]) -> set[str]:
     after_how_much = next(
         (said[i + 2 :] for i in range(len(said) - 1) if said[i : i + 2] == ["how", "much"]), []
     )
-    if ("сколько" in said and set(lemmas) & _PRICE_VERBS) or (
-        set(after_how_much) & _PRICE_AFTER_HOW_MUCH
-    ):
+    money = _listed("money")  # the words that make a number an amount (``values``)
+    if ("сколько" in said and set(lemmas) & money) or {lemma(w) for w in after_how_much} & money:
         kinds.add("price")
     return kinds
 
 
 def _numeral(text: str) -> bool:
     """Does a phrase hold a number, in digits or in words («двенадцать», "fourteen")?"""
-    if any(ch.isdigit() for ch in text):
+    if _digit(text):
         return True
     return any(
         w in _NUMBER_WORDS or (_CYRILLIC.search(w) and _morph().parse(w)[0].tag.POS == "NUMR")
@@ -414,7 +414,7 @@ def _holds(text: str, kind: str, named: set[str]) -> bool:
         return _numeral(text) or bool(_FREE.search(text))
     if named & set(_ANSWERED_BY[kind]):
         return True
-    digit = any(ch.isdigit() for ch in text)
+    digit = _digit(text)
     if kind == "phone":
         return bool(_PHONE.search(text))
     if kind in ("number", "code"):

@@ -212,6 +212,15 @@ def test_the_value_a_question_asks_for_by_name(question, asked):
     assert language.asked_values(question) == asked
 
 
+def test_the_words_that_make_a_number_an_amount_are_those_that_ask_for_a_price():
+    # One list serves both: what a statement's number is (``values``, read by supersession)
+    # and whether "how much" or «сколько» asks for a price.
+    assert "money" in language.values("The council can now spend 4.6 million on the build.")
+    assert language.asked_values("How much did we spend on the Penrose survey?") == {"price"}
+    assert "money" in language.values("Уборка квартиры обходится в 5500.")
+    assert language.asked_values("Во сколько обходится уборка квартиры?") == {"price"}
+
+
 def test_a_note_holds_the_value_asked_by_its_name_or_by_a_value_of_its_kind():
     assert language.unheld("Какой телефон у Ирины?", ["Ирина приходит по вторникам."]) == ["phone"]
     assert language.unheld("Какой телефон у Ирины?", ["Ирина: +7 903 555-19-40."]) == []

@@ -52,6 +52,7 @@ class VectorSearchIn(serializers.Serializer):
     query = serializers.CharField()
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
     scope = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+    with_vectors = serializers.BooleanField(default=False)
 
 
 class DrainIn(serializers.Serializer):
@@ -84,6 +85,7 @@ class VectorSearchView(_Internal):
             query=data.validated_data["query"],
             limit=data.validated_data["limit"],
             scope=data.validated_data["scope"],
+            with_vectors=data.validated_data["with_vectors"],
         )
         return Response({"hits": [asdict(h) for h in hits]})
 

@@ -56,9 +56,22 @@ def graph_query_body(
 
 
 def vectors_search_body(
-    *, architect_id: int, kind: str, query: str, limit: int, scope: list[dict[str, Any]]
+    *,
+    architect_id: int,
+    kind: str,
+    query: str,
+    limit: int,
+    scope: list[dict[str, Any]],
+    with_vectors: bool = False,
 ) -> dict[str, Any]:
-    return {"architect": architect_id, "kind": kind, "query": query, "limit": limit, "scope": scope}
+    return {
+        "architect": architect_id,
+        "kind": kind,
+        "query": query,
+        "limit": limit,
+        "scope": scope,
+        "with_vectors": with_vectors,
+    }
 
 
 class DoorClient:
@@ -115,10 +128,16 @@ class DoorClient:
         query: str,
         limit: int,
         scope: list[dict[str, Any]] | None = None,
+        with_vectors: bool = False,
     ) -> list[dict[str, Any]]:
         """The hits as the holder's ``vectors().search`` returned them (``VectorHit``'s fields)."""
         body = vectors_search_body(
-            architect_id=architect_id, kind=kind, query=query, limit=limit, scope=scope or []
+            architect_id=architect_id,
+            kind=kind,
+            query=query,
+            limit=limit,
+            scope=scope or [],
+            with_vectors=with_vectors,
         )
         return list(self.post("vectors/search", body)["hits"])
 

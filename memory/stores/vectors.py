@@ -58,6 +58,14 @@ class VectorHit:
     id: str
     score: float
     payload: dict[str, Any]
+    vector: list[float] | None = None  # the point's unit vector, when asked ``with_vectors``
+
+
+def _unit(vector: Any) -> list[float]:
+    """A point's vector at length 1 (cosine collections hold them so; a server may not say)."""
+    values = [float(v) for v in vector]
+    length = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / length for v in values]
 
 
 def point_id(key: str) -> str:
@@ -148,10 +156,13 @@ class QdrantVectors:
         limit: int = 10,
         scope: Sequence[dict[str, Any]] = (),
         passage: bool = False,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
         """The nearest points of one architect that may hold where and when asked: the place
         filter runs inside Qdrant, ``memory.scope.fits`` has the last word. ``passage`` reads
-        ``query`` as a stored text, not a question (a note looking for the notes like it)."""
+        ``query`` as a stored text, not a question (a note looking for the notes like it).
+        ``with_vectors``: each hit carries its unit vector (in the same query), so the caller
+        can compare the same points with another phrasing of the question."""
         from qdrant_client import models
 
         name = self.collection(kind, architect_id)
@@ -185,6 +196,7 @@ class QdrantVectors:
                     query_filter=only_this_architect,
                     limit=limit,
                     with_payload=True,
+                    with_vectors=with_vectors,
                 ).points
         except Exception as error:
             raise VectorsUnavailable(f"qdrant: {error}") from error
@@ -193,6 +205,7 @@ class QdrantVectors:
                 id=str((p.payload or {}).get("key", p.id)),
                 score=float(p.score),
                 payload=dict(p.payload or {}),
+                vector=_unit(p.vector) if with_vectors else None,
             )
             for p in found
             if (p.payload or {}).get("architect") == architect_id
@@ -243,11 +256,17 @@ class DoorVectors:
         limit: int = 10,
         scope: Sequence[dict[str, Any]] = (),
         passage: bool = False,
+        with_vectors: bool = False,
     ) -> list[VectorHit]:
         if passage:  # only the holder of the stores compares notes (the outbox runs there)
             raise VectorsUnavailable("a note-to-note search runs where the vectors are owned")
         hits = door.client().vectors_search(
-            architect_id=architect_id, kind=kind, query=query, limit=limit, scope=list(scope)
+            architect_id=architect_id,
+            kind=kind,
+            query=query,
+            limit=limit,
+            scope=list(scope),
+            with_vectors=with_vectors,
         )
         try:
             return [VectorHit(**hit) for hit in hits]

@@ -54,6 +54,27 @@ def test_only_the_machine_secret_opens_the_door(live_server, alice_api):
     assert contract.status_code == 401
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_search_through_the_door_brings_the_same_hits_and_vectors(live_server, settings):
+    """Level 4 compares the nearest notes with another phrasing of the question by their
+    vectors: a process behind the door gets them as the owner has them."""
+    settings.MEMORY_INTERNAL_URL = live_server.url
+    door.client.cache_clear()
+    items = [
+        VectorItem(id=f"door-{i}", text=t, payload={"note": f"door-{i}"})
+        for i, t in enumerate(["Мой брат Антон работает хирургом.", "Кинзу я не ем."])
+    ]
+    vectors().add(kind="notes", architect_id=424242, items=items)
+    asked = {"kind": "notes", "architect_id": 424242, "query": "Кем работает брат?"}
+    owned = vectors().search(**asked, with_vectors=True)
+    through = DoorVectors().search(**asked, with_vectors=True)
+    assert [h.id for h in through] == [h.id for h in owned] and len(owned) == 2
+    for a, b in zip(through, owned, strict=True):
+        assert a.vector == pytest.approx(b.vector, abs=1e-6)
+        assert a.score == pytest.approx(b.score, abs=1e-6)
+    assert all(h.vector is None for h in DoorVectors().search(**asked))
+
+
 @pytest.mark.slow
 def test_a_worker_in_another_process_replays_the_outbox_through_the_owner(
     live_server, alice, settings

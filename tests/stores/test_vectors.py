@@ -42,6 +42,28 @@ def test_a_paraphrase_finds_its_fact_first(store):
     assert hits[0].score > hits[1].score
 
 
+def test_hits_carry_their_unit_vectors_only_when_asked(store):
+    import math
+
+    store.add(
+        kind="notes",
+        architect_id=1,
+        items=[VectorItem(id=f"n{i}", text=t, payload={}) for i, t in enumerate(FACTS)],
+    )
+    question = "Какую зелень мне нельзя добавлять в еду?"
+    plain = store.search(kind="notes", architect_id=1, query=question)
+    assert plain and all(h.vector is None for h in plain)
+    hits = store.search(kind="notes", architect_id=1, query=question, with_vectors=True)
+    asked = embedder().embed_query([question])[0]
+    length = math.sqrt(sum(v * v for v in asked))
+    for hit in hits:
+        assert math.sqrt(sum(v * v for v in hit.vector)) == pytest.approx(1.0, abs=1e-5)
+        # The vector is the point's own: compared with the question it gives the hit's score.
+        cosine = sum(a * b for a, b in zip(asked, hit.vector, strict=True)) / length
+        assert cosine == pytest.approx(hit.score, abs=1e-4)
+    assert [h.id for h in hits] == [h.id for h in plain]
+
+
 def test_every_search_is_filtered_by_its_architect(store):
     store.add(kind="notes", architect_id=1, items=[VectorItem(id="a", text=FACTS[0], payload={})])
     store.add(kind="notes", architect_id=2, items=[VectorItem(id="b", text=FACTS[2], payload={})])

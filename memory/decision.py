@@ -17,7 +17,11 @@ Two models, one per kind of evidence:
   e5 scores are bunched (a right note ≈ 0.85, a wrong one ≈ 0.80), so the margins over the list's
   median and over the best other note say more than the value alone; whether the vectors put it
   first too (two independent rankers agreeing); how much its context vector (read after the
-  note told before it) beats its own (a neighbour's words lifting it).
+  note told before it) beats its own (a neighbour's words lifting it); and ``pull``: what the
+  words of the question the note does not hold add to its similarity, against what they add to
+  the other nearest notes. Other words for the same thing pull towards the note («лечит зубы»
+  towards «стоматолог»); a question about something never told beside it does not («ширина
+  проезжей части» beside the note on the bridge's span pulls towards other notes as much or more).
 
 Pure: no store is read here; the levels pass what they already hold.
 """
@@ -48,6 +52,7 @@ class Evidence:
     gap: float = 0.0  # similarity − the best other similarity in the list
     dense_first: float = 0.0  # 1 when the vectors rank it first too
     context_gain: float = 0.0  # max(0, context similarity − own similarity)
+    pull: float = 0.0  # what the words the note lacks add to it, less their most to another
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(v, 4) for k, v in asdict(self).items()}
@@ -57,7 +62,7 @@ FEATURES: dict[Model, tuple[str, ...]] = {
     "words": ("coverage", "missed", "unseen", "best_coverage"),
     "meaning": (
         "coverage", "missed", "unseen", "best_coverage", "similarity", "over_median", "gap",
-        "dense_first", "context_gain",
+        "dense_first", "context_gain", "pull",
     ),
 }  # fmt: skip
 
@@ -97,6 +102,19 @@ def dense_evidence(
         "dense_first": 1.0 if similarity is not None and similarity >= similarities[0] else 0.0,
         "context_gain": max(0.0, (context or 0.0) - own) if context is not None else 0.0,
     }
+
+
+def pull(whole: Sequence[float], without: Sequence[float], position: int | None) -> float:
+    """What the words a note does not hold do for it (the feature ``pull``): the similarity
+    each of the nearest notes loses when those words leave the question (``whole``: the
+    question's similarities, ``without``: the same notes' to the question without them,
+    ``memory.language.without_unheld_words``), the note's loss less the most any other note
+    loses. Above 0, the words point at this note more than at any other; 0 when the note is
+    not among the nearest, when there are no others, or when it holds every word."""
+    if position is None or len(whole) < 2:
+        return 0.0
+    lost = [a - b for a, b in zip(whole, without, strict=True)]
+    return float(lost[position] - max(v for i, v in enumerate(lost) if i != position))
 
 
 def _model(name: Model) -> Mapping[str, Any]:

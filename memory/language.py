@@ -438,6 +438,28 @@ def unheld(question: str, texts: Sequence[str]) -> list[str]:
     )
 
 
+def without_unheld_words(question: str, text: str) -> str | None:
+    """The question with the content words ``text`` does not hold left out — neither by lemma
+    nor by a shared root (``shared_roots``) — function words kept: «Кто лечит мне зубы?» beside
+    «Мой стоматолог — доктор Руденко» is «кто мне». None when the text holds every content word
+    (nothing to leave out), and None when it holds none of them and is written in another
+    alphabet: words cannot say what a Russian note lacks of an English question ("favourite" is
+    «любимый»). What ``memory.decision.pull`` compares the whole question with."""
+    held = set(keywords(text))
+    held_roots = roots(text)
+    kept, left_out, any_held = [], False, False
+    for word in words(question):
+        found = lemma(word)
+        if found and found not in held and not shared_roots(roots(word), held_roots):
+            left_out = True
+            continue
+        any_held = any_held or bool(found)
+        kept.append(word)
+    if not any_held and bool(_CYRILLIC.search(question)) != bool(_CYRILLIC.search(text)):
+        return None
+    return " ".join(kept) if left_out else None
+
+
 def same_question(a: str, b: str) -> bool:
     """Do two phrases ask the same thing: the same content lemmas (word order, case, function
     words and inflection aside), or the same text?"""

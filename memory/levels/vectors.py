@@ -42,6 +42,7 @@ from memory.ladder import Kind, Outcome, ReportEntry
 from memory.levels import store_errors
 from memory.levels.context import RecallContext
 from memory.models import MemoryObject, Note, Summary
+from memory.stores.embeddings import embedder
 from memory.stores.vectors import KINDS, vectors
 
 # The vectors' skill (how an answer found by meaning reads): this level runs no model, so the
@@ -205,6 +206,7 @@ def search(ctx: RecallContext) -> Outcome:
                 query=ctx.text,
                 limit=SEARCHED,
                 scope=ctx.scope,
+                with_vectors=kind == "notes",  # for the decision's ``pull``, in the same query
             )
         except Exception as error:  # a store error is this level's report entry, never a 500
             report.append(
@@ -264,7 +266,7 @@ def search(ctx: RecallContext) -> Outcome:
         )
     # Decided before the notes that hold now take the place of those they replaced: a replaced
     # note's answer passes to the note that holds now (``_mark_current``).
-    verdict = _decide(ranked, meaning, ctx)
+    verdict = _decide(ranked, meaning, dict(searched).get("notes", []), ctx)
     trace.append({"level": 4, "event": "decision", "verdict": verdict})
     if verdict is not None:
         report.append(
@@ -329,12 +331,14 @@ def search(ctx: RecallContext) -> Outcome:
 def _decide(
     ranked: list[dict[str, Any]],
     meaning: list[tuple[str, list[dict[str, Any]]]],
+    nearest: list[Any],
     ctx: RecallContext,
 ) -> dict[str, Any] | None:
     """Does the ranked list hold the answer? The one decision (``memory.decision``, model
-    ``meaning``) on its first note: its words and its place among the nearest notes. The first
-    note then answers; summaries and objects keep their similarity floors. Returns the verdict
-    for the trace (None when no note was ranked)."""
+    ``meaning``) on its first note: its words and its place among the nearest notes
+    (``nearest``: the notes' hits, with their vectors). The first note then answers; summaries
+    and objects keep their similarity floors. Returns the verdict for the trace (None when no
+    note was ranked)."""
     notes = [i for i in ranked if i.get("note") and i.get("source") in ("notes", None)]
     for item in notes:
         item["answers"] = False
@@ -351,6 +355,7 @@ def _decide(
         ctx.weights(), ctx.keywords, [i.get("matched") or [] for i in notes]
     )
     dense = decision.dense_evidence(similarities, by_note.get(key), context.get(key))
+    dense["pull"] = _pull(ctx.text, str(first.get("text") or ""), key, nearest)
     evidence = dataclasses.replace(words, **dense)
     verdict = decision.verdict(
         evidence,
@@ -359,6 +364,24 @@ def _decide(
     )
     first["answers"] = verdict["answers"]
     return {"note": key, "notes": [str(i["note"]) for i in notes[: decision.DECIDED]], **verdict}
+
+
+def _pull(question: str, text: str, key: str, nearest: list[Any]) -> float:
+    """The decision's ``pull`` for the note ``key`` (text ``text``): the question without the
+    words the note does not hold, embedded once and compared with the nearest notes' vectors
+    that came with their hits — no store query."""
+    without = language.without_unheld_words(question, text)
+    if without is None or len(nearest) < 2 or any(h.vector is None for h in nearest):
+        return 0.0
+    position = next(
+        (i for i, h in enumerate(nearest) if str(h.payload.get("note", h.id)) == key), None
+    )
+    if position is None:
+        return 0.0
+    asked = embedder().embed_query([without])[0]
+    length = math.sqrt(sum(v * v for v in asked)) or 1.0
+    closeness = [sum(a * b for a, b in zip(asked, h.vector, strict=True)) / length for h in nearest]
+    return decision.pull([h.score for h in nearest], closeness, position)
 
 
 def _kept(ctx: RecallContext, searched: list[tuple[str, list[Any]]]) -> Kept:

@@ -48,3 +48,26 @@ def test_evidence_dumped_before_the_veto_was_recorded_is_read_as_held():
 def test_the_false_found_it_reports_counts_the_veto():
     never_told = [_question(True, True), _question(False, False)]
     assert decision.report(never_told, MODELS)["ru"]["false_found"] == 0.5
+
+
+def test_the_meaning_threshold_is_the_lowest_that_keeps_false_found_within_the_bar():
+    """``--fit meaning``: the words model keeps its threshold; the meaning one takes the lowest
+    at which the ladder finds at most MAX_FALSE_FOUND of the never told."""
+    never_told = []
+    for i in range(40):
+        row = {"features": {"coverage": i / 40}, "first": False, "top3": False, "returned": False}
+        never_told.append(
+            {"set": "ru", "id": f"q{i}", "kind": "nearmiss", "answerable": False, "levels": {4: row}}
+        )
+    rising = {"intercept": -5.0, "coefficients": {"coverage": 10.0}, "threshold": 0.5}
+    models = {"words": {**SURE, "threshold": 0.77}, "meaning": rising}
+    chosen = decision.choose_thresholds(never_told, models, ("meaning",))
+    assert chosen["words"]["threshold"] == 0.77
+
+    def false_found(threshold: float) -> float:
+        trial = decision._with(chosen, "meaning", threshold)
+        return decision.report(never_told, trial)["ru"]["false_found"]
+
+    threshold = chosen["meaning"]["threshold"]
+    assert false_found(threshold) <= decision.MAX_FALSE_FOUND
+    assert false_found(round(threshold - 0.01, 2)) > decision.MAX_FALSE_FOUND

@@ -8,7 +8,7 @@ from memory.levels import graph as graph_level
 from memory.levels import vectors as vectors_level
 from memory.models import OutboxItem, Summary
 from memory.stores import graph as graph_module
-from tests.conftest import decide_at, decision_p
+from tests.conftest import decide_at, probe_p
 
 FACTS = [
     "Мой брат Антон работает хирургом в областной больнице.",
@@ -51,7 +51,7 @@ def test_a_paraphrase_is_found_at_level_4_with_the_right_fact_first(five_facts, 
     # the nearest note is the first candidate, not an answer; at or over it, the same note
     # answers. The threshold itself is fitted by bench/decision.py.
     question = "На каком инструменте занимается дочка?"
-    p = decision_p(five_facts.recall(question, depth="deep", trace=True))
+    p = probe_p(five_facts, settings, question)
     decide_at(settings, "meaning", p + 0.001)
     unsure = five_facts.recall(question, depth="deep")
     assert unsure["depth_used"] == 4
@@ -87,7 +87,7 @@ def test_a_list_under_the_decision_threshold_is_not_answered_and_the_report_says
 ):
     # The report names the probability the decision gave and the threshold in force.
     question = "Какую зелень мне нельзя класть в еду?"
-    p = decision_p(five_facts.recall(question, depth="deep", trace=True))
+    p = probe_p(five_facts, settings, question)
     decide_at(settings, "meaning", p + 0.001)
     answer = five_facts.recall(question, depth="deep")
     decided = [e for e in answer["report"] if e["level"] == 4 and e["source"] == "decision"][0]

@@ -17,7 +17,7 @@ from memory.shape.tools import promote_to_list
 from memory.stores.graph import graph
 from memory.stores.graph_types import summary_chunk_id
 from memory.stores.vectors import vectors
-from tests.conftest import decide_at, decision_p
+from tests.conftest import decide_at, probe_p
 
 FACTS = [
     "Мой брат Антон работает хирургом в областной больнице.",
@@ -40,8 +40,7 @@ def five_facts(bob, client_for):
 def _found_at_level_4(api, settings):
     """The paraphrase answers at level 4 once the decision's threshold sits under its
     probability (memory.decision)."""
-    unsure = api.recall(QUESTION, depth="deep", trace=True)
-    p = decision_p(unsure)
+    p = probe_p(api, settings, QUESTION)
     decide_at(settings, "meaning", p + 0.001)
     unsure = api.recall(QUESTION, depth="deep")
     assert unsure["answer"]["found"] is False and "relearned" not in unsure

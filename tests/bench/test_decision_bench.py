@@ -57,7 +57,13 @@ def test_the_meaning_threshold_is_the_lowest_that_keeps_false_found_within_the_b
     for i in range(40):
         row = {"features": {"coverage": i / 40}, "first": False, "top3": False, "returned": False}
         never_told.append(
-            {"set": "ru", "id": f"q{i}", "kind": "nearmiss", "answerable": False, "levels": {4: row}}
+            {
+                "set": "ru",
+                "id": f"q{i}",
+                "kind": "nearmiss",
+                "answerable": False,
+                "levels": {4: row},
+            }
         )
     rising = {"intercept": -5.0, "coefficients": {"coverage": 10.0}, "threshold": 0.5}
     models = {"words": {**SURE, "threshold": 0.77}, "meaning": rising}

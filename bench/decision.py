@@ -247,7 +247,9 @@ def fit(questions: list[dict[str, Any]], level: int, model: str) -> dict[str, An
     per_set: dict[str, int] = defaultdict(int)
     for q, _ in rows:
         per_set[q["set"]] += 1
-    x = np.array([[r["features"][n] for n in names] for _, r in rows], dtype=float)
+    # A feature evidence was dumped without (``pull`` before 2026-12-07) reads as 0, as the level
+    # reads it when it cannot be computed.
+    x = np.array([[r["features"].get(n, 0.0) for n in names] for _, r in rows], dtype=float)
     y = np.array([1.0 if q["answerable"] and r["top3"] else 0.0 for q, r in rows])
     weight = np.array([1.0 / per_set[q["set"]] for q, _ in rows])
     weight *= len(rows) / weight.sum()
@@ -268,7 +270,7 @@ def fit(questions: list[dict[str, Any]], level: int, model: str) -> dict[str, An
 
 
 def _p(model: dict[str, Any], features: dict[str, float]) -> float:
-    z = model["intercept"] + sum(c * features[n] for n, c in model["coefficients"].items())
+    z = model["intercept"] + sum(c * features.get(n, 0.0) for n, c in model["coefficients"].items())
     return 1 / (1 + math.exp(-max(-50.0, min(50.0, z))))
 
 

@@ -156,7 +156,10 @@ def test_decision_bench_fits_both_models_and_prints_the_held_out_half_and_the_cu
             "gap": rng.uniform(0, 0.05),
             "dense_first": 1.0,
             "context_gain": 0.0,
+            "pull": (0.02 if told else -0.01) + rng.uniform(-0.02, 0.02),
         }
+        if n < 10:  # evidence dumped before ``pull`` was a feature: read as 0
+            del meaning["pull"]
         right = {"first": told, "top3": told, "returned": told}
         questions.append(
             {
@@ -176,6 +179,7 @@ def test_decision_bench_fits_both_models_and_prints_the_held_out_half_and_the_cu
         assert 0.0 < models[name]["threshold"] < 1.0
         # The evidence separates them, so more coverage must mean a higher probability.
         assert models[name]["coefficients"]["coverage"] > 0
+    assert models["meaning"]["coefficients"]["pull"] > 0  # and so does the pull
 
 
 @pytest.mark.slow

@@ -105,6 +105,32 @@ def readings(word: str) -> frozenset[str]:
     return frozenset({found} if found else ())
 
 
+def other_readings(text: str) -> dict[str, list[str]]:
+    """The other content readings of a phrase's Russian keywords, where the dictionary has more
+    than one: {the keyword ``keywords`` chose: [its other lemmas, in the dictionary's order]}.
+    «до сантехника» reads «сантехника» (the plumbing) first and «сантехник» (the plumber)
+    second; the phrase alone cannot say which was meant, the memory's words can
+    (``memory.levels.context``)."""
+    out: dict[str, list[str]] = {}
+    for word in words(text):
+        chosen = lemma(word)
+        if not chosen or not _CYRILLIC.search(word) or chosen in out:
+            continue
+        others = []
+        for parse in _morph().parse(word):
+            other = parse.normal_form.replace("ё", "е")
+            if (
+                other != chosen
+                and other not in others
+                and other not in _RU_LIGHT_LEMMAS
+                and not _RU_FUNCTION_GRAMMEMES & set(parse.tag.grammemes)
+            ):
+                others.append(other)
+        if others:
+            out[chosen] = others
+    return out
+
+
 def words(text: str) -> list[str]:
     """The words of a phrase, lower-cased, with «ё» folded into «е»."""
     return [match.group(0).lower().replace("ё", "е") for match in _WORD.finditer(text)]

@@ -47,17 +47,21 @@ class RecallContext:
         unseen: frozenset[str] = frozenset(),
     ) -> RecallContext:
         """The one constructor: the question's keywords come from its text, by the language
-        module, here only."""
+        module, here only — a word the dictionary reads two ways is read as the memory knows it
+        (``as_the_memory_knows``)."""
+        keywords = language.keywords(text)
+        keywords, weighed = as_the_memory_knows(architect, keywords, language.other_readings(text))
         return cls(
             architect=architect,
             text=text,
-            keywords=language.keywords(text),
+            keywords=keywords,
             scope=list(scope or []),
             lang=lang,
             run=run,
             previous=previous,
             wait=wait,
             unseen=unseen,
+            weighed=weighed,
         )
 
     @property
@@ -84,3 +88,26 @@ class RecallContext:
         if self.weighed is None:
             self.weighed = term_weights(self.architect, self.keywords)
         return self.weighed
+
+
+def as_the_memory_knows(
+    architect: Architect, keywords: list[str], others: dict[str, list[str]]
+) -> tuple[list[str], TermWeights | None]:
+    """The question's keywords, a word the dictionary reads two ways taken in the reading the
+    memory holds: a keyword no note holds is replaced by its other reading that notes do hold
+    (the most held) — «Как дозвониться до сантехника?» asks for «сантехник» in a memory that
+    knows the plumber and not the plumbing. Weighed in level 1's one look (``term_weights``,
+    all the readings in it), which is returned for the context to keep; None and the keywords
+    as they are when no keyword has another reading."""
+    if not any(k in others for k in keywords):
+        return keywords, None
+    readings = [r for k in keywords for r in others.get(k, [])]
+    weighed = term_weights(architect, list(dict.fromkeys(keywords + readings)))
+    chosen = []
+    for keyword in keywords:
+        held = [r for r in others.get(keyword, []) if weighed.df.get(r, 0) > 0]
+        if weighed.df.get(keyword, 0) == 0 and held:
+            keyword = max(held, key=lambda r: weighed.df[r])
+        if keyword not in chosen:
+            chosen.append(keyword)
+    return chosen, weighed

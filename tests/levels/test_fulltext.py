@@ -267,3 +267,28 @@ def test_the_query_keeps_exactly_what_the_scope_rule_lets_fit(bob, stored, asked
     terms = language.keywords("Номер такси?")
     hits = lookup.notes_search(architect=bob, terms=terms, scope=asked)
     assert bool(hits) is scopes.fits(stored, asked)
+
+
+@pytest.mark.django_db
+def test_a_question_word_read_two_ways_is_read_as_the_memory_knows_it(bob, client_for):
+    """«до сантехника» is the plumbing or the plumber to the dictionary (the plumbing first);
+    the memory that knows the plumber reads it so, and level 1 finds him."""
+    from memory.levels.context import RecallContext
+
+    question = "Как дозвониться до сантехника?"
+    assert language.other_readings(question) == {"сантехника": ["сантехник"]}
+    asked = RecallContext.of(architect=bob, text=question, scope=[], lang="ru")
+    assert asked.keywords == ["дозвониться", "сантехника"]  # nothing held: the first reading
+    api = client_for(bob, "standard")
+    api.remember("Сантехник Геннадий, если что-то течёт: +7 926 118-40-25.")
+    asked = RecallContext.of(architect=bob, text=question, scope=[], lang="ru")
+    assert asked.keywords == ["дозвониться", "сантехник"]
+    assert asked.weighed is not None and asked.weighed.df["сантехник"] == 1  # one look, kept
+    answer = api.recall(question)
+    data = answer["answer"].get("data") or {}
+    texts = [i.get("text") for k in ("notes", "candidates") for i in data.get(k, [])]
+    assert texts and texts[0].startswith("Сантехник Геннадий")
+    # A memory that holds the first reading keeps it.
+    api.remember("Вся сантехника в мастерской — Grohe.")
+    asked = RecallContext.of(architect=bob, text=question, scope=[], lang="ru")
+    assert asked.keywords == ["дозвониться", "сантехника"]

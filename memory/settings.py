@@ -278,11 +278,11 @@ ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
         "threshold": 0.65,
     },
     "meaning": {
-        "intercept": -8.0685,
+        "intercept": -8.2092,
         "coefficients": {
-            "coverage": 0.2726, "missed": -0.5493, "unseen": 0.0605, "best_coverage": 0.6389,
-            "similarity": 10.0035, "over_median": -4.8148, "gap": 2.6858, "dense_first": 0.133,
-            "context_gain": 13.6251, "pull": 19.8901,
+            "coverage": 0.2553, "missed": -0.5379, "unseen": 0.0718, "best_coverage": 0.6224,
+            "similarity": 10.1798, "over_median": -4.7216, "gap": 2.5745, "dense_first": 0.1312,
+            "context_gain": 13.6985, "pull": 19.9168,
         },
         "threshold": 0.71,
     },

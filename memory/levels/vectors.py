@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
@@ -366,22 +367,43 @@ def _decide(
     return {"note": key, "notes": [str(i["note"]) for i in notes[: decision.DECIDED]], **verdict}
 
 
-def _pull(question: str, text: str, key: str, nearest: list[Any]) -> float:
-    """The decision's ``pull`` for the note ``key`` (text ``text``): the question without the
-    words the note does not hold, embedded once and compared with the nearest notes' vectors
-    that came with their hits — no store query."""
+def pull_of(
+    question: str,
+    text: str,
+    position: int | None,
+    whole: Sequence[float],
+    points: Sequence[Sequence[float]],
+    embed_query: Callable[[str], Sequence[float]],
+) -> float:
+    """The decision's ``pull`` for the note at ``position`` among the nearest notes (``whole``:
+    their similarities to the question, ``points``: their unit vectors; ``text``: the note's):
+    the question without the words the note does not hold (``language.without_unheld_words``),
+    embedded once by ``embed_query`` and compared with the same vectors (``decision.pull``).
+    The one computation for this level and for ``bench/decision.py``'s rebuilt LoCoMo."""
     without = language.without_unheld_words(question, text)
-    if without is None or len(nearest) < 2 or any(h.vector is None for h in nearest):
+    if without is None or position is None:
+        return 0.0
+    asked = list(embed_query(without))
+    length = math.sqrt(sum(v * v for v in asked)) or 1.0
+    closeness = [sum(a * b for a, b in zip(asked, v, strict=True)) / length for v in points]
+    return decision.pull(whole, closeness, position)
+
+
+def _pull(question: str, text: str, key: str, nearest: list[Any]) -> float:
+    """``pull_of`` over the notes' hits, whose vectors came with the search: no store query."""
+    if any(h.vector is None for h in nearest):
         return 0.0
     position = next(
         (i for i, h in enumerate(nearest) if str(h.payload.get("note", h.id)) == key), None
     )
-    if position is None:
-        return 0.0
-    asked = embedder().embed_query([without])[0]
-    length = math.sqrt(sum(v * v for v in asked)) or 1.0
-    closeness = [sum(a * b for a, b in zip(asked, h.vector, strict=True)) / length for h in nearest]
-    return decision.pull([h.score for h in nearest], closeness, position)
+    return pull_of(
+        question,
+        text,
+        position,
+        [h.score for h in nearest],
+        [h.vector for h in nearest],
+        lambda phrase: embedder().embed_query([phrase])[0],
+    )
 
 
 def _kept(ctx: RecallContext, searched: list[tuple[str, list[Any]]]) -> Kept:

@@ -282,6 +282,26 @@ def test_pull_is_what_the_missing_words_take_from_the_note_less_their_most_from_
     assert decision.pull([0.86], [0.80], 0) == 0.0  # nothing to compare with
 
 
+def test_pull_of_compares_the_question_without_the_missing_words_with_the_same_points():
+    from memory.levels.vectors import pull_of
+
+    asked = []
+
+    def embed(phrase):  # a stand-in embedder: a vector along the second axis, length 2
+        asked.append(phrase)
+        return [0.0, 2.0]
+
+    points = [[0.6, 0.8], [1.0, 0.0], [0.0, 1.0]]
+    whole = [0.9, 0.5, 0.7]
+    got = pull_of("Кто лечит мне зубы?", DENTIST, 0, whole, points, embed)
+    assert asked == ["кто мне"]  # once, without «лечит», «зубы»
+    # Without the words: closeness 0.8, 0.0, 1.0; lost 0.1, 0.5, -0.3: 0.1 - 0.5.
+    assert got == pytest.approx(-0.4)
+    assert pull_of("Кто мой стоматолог?", DENTIST, 0, whole, points, embed) == 0.0
+    assert pull_of("Кто лечит мне зубы?", DENTIST, None, whole, points, embed) == 0.0
+    assert len(asked) == 1  # nothing left out, or the note not among them: nothing embedded
+
+
 @pytest.mark.django_db
 def test_the_meaning_decision_reads_the_pull_of_the_words_the_note_lacks(told):
     answer = told.recall("Кто лечит мне зубы?", depth="deep", trace=True)

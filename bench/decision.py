@@ -191,7 +191,15 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
             words = decision.words_evidence(weights, keywords, [bm25.own[i] for i in level4])
             top = level4[0]
             dense = decision.dense_evidence(sims, by_note.get(top), in_context.get(top))
-            dense["pull"] = _pull(embed, own, question, texts[top], top, meaning["notes"])
+            listed = [i["note"] for i in meaning["notes"]]
+            dense["pull"] = vectors_level.pull_of(
+                question,
+                texts[top],
+                listed.index(top) if top in listed else None,
+                sims,
+                own[listed],
+                lambda phrase: embed.embed_query([phrase])[0],
+            )
             evidence4 = dataclasses.replace(words, **dense)
             levels[4] = _row(
                 _features(evidence4, "meaning"),
@@ -209,20 +217,6 @@ def locomo(conversations: int) -> list[dict[str, Any]]:
                 }
             )
     return questions
-
-
-def _pull(embed: Any, own: Any, question: str, text: str, top: int, listed: list[Any]) -> float:
-    """Level 4's ``pull`` (``memory.levels.vectors._pull``) over the rebuilt nearest turns."""
-    from retrieval import _unit
-
-    from memory import decision, language
-
-    without = language.without_unheld_words(question, text)
-    notes = [i["note"] for i in listed]
-    if without is None or top not in notes:
-        return 0.0
-    closeness = own[notes] @ _unit(embed.embed_query([without]))[0]
-    return decision.pull([i["similarity"] for i in listed], list(closeness), notes.index(top))
 
 
 def _features(evidence: Any, model: str) -> dict[str, float]:
@@ -342,20 +336,26 @@ def choose_thresholds(
     model: the never told found a third of the time.) A model not fitted keeps its threshold.
     LoCoMo has no never told; the personal sets' are these."""
     never = [q for q in questions if q["set"] != "locomo" and q["kind"] in NEVER_TOLD]
+
+    def lowest(trial: Any) -> float:
+        for step in range(5, 100):
+            if sum(decide(q, trial(step / 100))["found"] for q in never) <= MAX_FALSE_FOUND * max(
+                1, len(never)
+            ):
+                return step / 100
+        return 0.99
+
     off = _with(_with(models, "words", 2.0), "meaning", 2.0)
-    words = models["words"]["threshold"] if "words" not in fitted else 0.99
-    for step in range(5, 100) if "words" in fitted else ():
-        trial = _with(off, "words", step / 100)
-        if sum(decide(q, trial)["found"] for q in never) <= MAX_FALSE_FOUND * max(1, len(never)):
-            words = step / 100
-            break
-    meaning = models["meaning"]["threshold"] if "meaning" not in fitted else 0.99
-    for step in range(5, 100) if "meaning" in fitted else ():
-        trial = _with(_with(models, "words", words), "meaning", step / 100)
-        false = sum(decide(q, trial)["found"] for q in never)
-        if false <= MAX_FALSE_FOUND * max(1, len(never)):
-            meaning = step / 100
-            break
+    words = (  # level 1 alone: the meaning model out of the way
+        lowest(lambda t: _with(off, "words", t))
+        if "words" in fitted
+        else models["words"]["threshold"]
+    )
+    meaning = (  # the whole ladder, level 1 at its threshold
+        lowest(lambda t: _with(_with(models, "words", words), "meaning", t))
+        if "meaning" in fitted
+        else models["meaning"]["threshold"]
+    )
     return _with(_with(models, "words", words), "meaning", meaning)
 
 

@@ -106,27 +106,16 @@ def readings(word: str) -> frozenset[str]:
 
 
 def other_readings(text: str) -> dict[str, list[str]]:
-    """The other content readings of a phrase's Russian keywords, where the dictionary has more
-    than one: {the keyword ``keywords`` chose: [its other lemmas, in the dictionary's order]}.
-    «до сантехника» reads «сантехника» (the plumbing) first and «сантехник» (the plumber)
-    second; the phrase alone cannot say which was meant, the memory's words can
-    (``memory.levels.context``)."""
+    """The other readings (``readings``) of a phrase's keywords, where the dictionary has more
+    than one: {the keyword ``keywords`` chose: [its other lemmas]}. «до сантехника» reads
+    «сантехника» (the plumbing) first and «сантехник» (the plumber) second; the phrase alone
+    cannot say which was meant, the memory's words can (``memory.levels.context``). A reading
+    that is a function word is listed too: no note is indexed by one, so none is chosen."""
     out: dict[str, list[str]] = {}
     for word in words(text):
         chosen = lemma(word)
-        if not chosen or not _CYRILLIC.search(word) or chosen in out:
-            continue
-        others = []
-        for parse in _morph().parse(word):
-            other = parse.normal_form.replace("ё", "е")
-            if (
-                other != chosen
-                and other not in others
-                and other not in _RU_LIGHT_LEMMAS
-                and not _RU_FUNCTION_GRAMMEMES & set(parse.tag.grammemes)
-            ):
-                others.append(other)
-        if others:
+        others = sorted(readings(word) - {chosen}) if chosen else []
+        if others and chosen not in out:
             out[chosen] = others
     return out
 

@@ -267,8 +267,8 @@ NOTES_CONTEXT_GAP_SECONDS = env.int("NOTES_CONTEXT_GAP_SECONDS", 3600)
 # rarity-weighted share of the question's terms they must hold (memory.relevance).
 ANSWER_MIN_COVERAGE = env.float("ANSWER_MIN_COVERAGE", 0.75)
 # Does a level's ranked list hold the answer? A logistic model per evidence (memory.decision),
-# fitted and printed by `bench/decision.py --conversations 10` (``meaning`` refitted with ``pull``
-# by `--fit meaning` on 2026-12-07; ``words`` as fitted before); its figures: PASSPORT.md §15.
+# printed by `bench/decision.py --conversations 10 --fit meaning` (``words`` is kept from a full
+# fit; why, and the figures: PASSPORT.md §15).
 ANSWER_MODELS: dict[str, dict] = env.json("ANSWER_MODELS", None) or {
     "words": {
         "intercept": -0.7736,

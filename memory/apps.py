@@ -12,7 +12,6 @@ class MemoryConfig(AppConfig):
         # Imported here because Django allows models to be imported only once the app registry
         # is ready; each import fills a registry of a lower layer.
         from memory.agent import tools
-        from memory.api import schema  # noqa: F401  (the memory key's OpenAPI description)
         from memory.knowledge import fill  # noqa: F401  (the outbox's note deliveries)
         from memory.levels import graph as graph_level
         from memory.services.evolution import (

@@ -58,7 +58,25 @@ def _english(text: str) -> list[Named]:
     return found
 
 
+# The same text is read again and again: a note at remember and again each time a later note
+# is weighed against it (supersede), a question at levels 3 and 5. Its things do not change, so
+# the last texts' are kept (at most ``RECENT_LENGTH`` characters each: a long text is read once).
+RECENT = 2048
+RECENT_LENGTH = 2000
+
+
 def entities(text: str) -> list[Named]:
+    if len(text) <= RECENT_LENGTH:
+        return list(_recent(text))
+    return _entities(text)
+
+
+@lru_cache(maxsize=RECENT)
+def _recent(text: str) -> tuple[Named, ...]:
+    return tuple(_entities(text))
+
+
+def _entities(text: str) -> list[Named]:
     found: dict[str, Named] = {}
     if re.search(r"[а-яё]", text, re.I):
         for named in _russian(text):

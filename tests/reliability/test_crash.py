@@ -27,6 +27,7 @@ from tests.serving.process import (
     alive,
     children_of,
     free_port,
+    http_client,
     own_database,
     query,
     server_env,
@@ -82,7 +83,7 @@ def _burst(served: Served, key: str, acked: list[str], stop: threading.Event) ->
     answered: dict[object, int] = {}  # status (or transport error) → count, for the report
 
     def client() -> None:
-        with httpx.Client(timeout=60) as http:
+        with http_client(timeout=60) as http:
             while not stop.is_set():
                 with lock:
                     i = next(counter, None)

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
 import time
@@ -24,6 +25,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 READY_WITHIN = 120.0  # seconds from start to the first answer (warming takes ~5 s when idle)
+# httpx builds a TLS context for every client it makes (certifi's bundle read and parsed, 25–30
+# ms of processor time, seconds when fifty threads make theirs at once); the tests' clients all
+# share this one (memory/outgoing.py does the same for the memory's own calls).
+TLS = ssl.create_default_context()
+
+
+def http_client(**options: Any) -> httpx.Client:
+    """An httpx client for a served memory, with the shared TLS context."""
+    return httpx.Client(verify=TLS, **options)
 
 
 def free_port() -> int:
@@ -124,16 +134,19 @@ class Served:
 
     def wait_until_serving(self) -> None:
         deadline = time.monotonic() + READY_WITHIN
-        while time.monotonic() < deadline:
-            code = self.proc.poll()
-            if code is not None:
-                pytest.fail(f"memory_run exited with code {code} before serving:\n{self.tail()}")
-            try:
-                if httpx.get(f"{self.url}/api/schema/", timeout=5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        with http_client(timeout=5) as http:
+            while time.monotonic() < deadline:
+                code = self.proc.poll()
+                if code is not None:
+                    pytest.fail(
+                        f"memory_run exited with code {code} before serving:\n{self.tail()}"
+                    )
+                try:
+                    if http.get(f"{self.url}/api/schema/").status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.5)
         pytest.fail(f"memory_run did not serve within {READY_WITHIN:.0f} s:\n{self.tail()}")
 
     def manage(self, *args: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.serving.process import Served, memory_run
+from tests.serving.process import Served, http_client, memory_run
 
 pytestmark = pytest.mark.slow
 
@@ -78,7 +78,7 @@ def _client(
     """One client: a remember every ``every``-th request, recalls between."""
     outcomes: list[Outcome] = []
     headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=served.url, headers=headers, timeout=REQUEST_TIMEOUT) as client:
+    with http_client(base_url=served.url, headers=headers, timeout=REQUEST_TIMEOUT) as client:
         for n in range(PER_CLIENT_MAX):
             if time.monotonic() >= deadline:
                 break
@@ -193,13 +193,13 @@ def test_eight_concurrent_remembers_of_64_kb_are_all_answered_in_time(
     timeout = BIG_WITHIN + 60
 
     def remember_big(body: str) -> Outcome:
-        with httpx.Client(base_url=served.url, timeout=timeout) as client:
+        with http_client(base_url=served.url, timeout=timeout) as client:
             barrier.wait(timeout=30)
             return _remember(client, "remember 64 KB", big, body)
 
     def remember_short() -> list[Outcome]:
         outcomes: list[Outcome] = []
-        with httpx.Client(base_url=served.url, timeout=timeout) as client:
+        with http_client(base_url=served.url, timeout=timeout) as client:
             barrier.wait(timeout=30)
             while not done.is_set():
                 body = json.dumps({"text": f"Короткая заметка {len(outcomes)} другого архитектора"})

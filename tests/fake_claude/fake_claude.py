@@ -6,7 +6,7 @@ transcript file in a folder named after its working directory (so threads are bo
 folder, as the real CLI's are), returns the same session_id on --resume, fails on an unknown id
 exactly as measured (exit 1, empty stdout, "No conversation found with session ID: …" on
 stderr), and makes its scripted tool calls through the MCP servers named in --mcp-config — this
-project's real server — with the real MCP client.
+project's real server — speaking the MCP protocol over stdio, as the CLI does.
 
 Environment:
   FAKE_CLAUDE_HOME    where transcripts and the call log live (like ~/.claude)
@@ -22,10 +22,10 @@ Environment:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import uuid
@@ -105,7 +105,96 @@ def pick_rule(prompt: str, system: str) -> tuple[int, dict[str, Any]]:
     return -1, {"result": "{}"}
 
 
-async def call_tools(
+# What an MCP client speaks to a stdio server (the protocol, not an SDK): one JSON-RPC message a
+# line each way, the initialize handshake first. Claude Code is no Python program, so the fake
+# speaks the protocol itself rather than through the Python SDK's client, whose import alone
+# took 0.7 s of processor time on every model call that used a tool; tests/agent/
+# test_mcp_server.py holds the server to the SDK's own client.
+PROTOCOL_VERSION = "2025-11-25"
+# The environment a stdio server inherits besides its config's own "env": the MCP SDKs' list.
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+class StdioServer:
+    """One MCP server started from an --mcp-config entry, initialized, asked by requests."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        env = {k: os.environ[k] for k in INHERITED_ENV if k in os.environ}
+        env.update(spec.get("env") or {})
+        self.proc = subprocess.Popen(
+            [spec["command"], *spec.get("args", [])],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
+            start_new_session=True,
+        )
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "fake-claude", "version": "0"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message, ensure_ascii=False) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            if "method" in message:  # the server's own request or notification
+                if "id" in message:
+                    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+                    if message["method"] == "ping":
+                        reply["result"] = {}
+                    else:
+                        reply["error"] = {"code": -32601, "message": "not offered by this client"}
+                    self._send(reply)
+                continue
+            if message.get("id") != self.next_id:
+                continue
+            if "error" in message:
+                raise RuntimeError(f"{method}: {message['error']}")
+            return message["result"]
+        raise RuntimeError(f"{method}: the MCP server closed its output (exit {self.proc.wait()})")
+
+    def tools(self) -> list[str]:
+        names: list[str] = []
+        cursor: str | None = None
+        while True:
+            page = self.request("tools/list", {"cursor": cursor} if cursor else {})
+            names += [tool["name"] for tool in page.get("tools", [])]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return names
+
+    def close(self) -> None:
+        """As the SDKs stop a stdio server: its input closed, then SIGTERM, then SIGKILL."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        for stop in (None, self.proc.terminate, self.proc.kill):
+            if stop is not None:
+                stop()
+            try:
+                self.proc.wait(timeout=2)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def call_tools(
     config_path: str | None,
     allowed: list[str],
     calls: list[dict[str, Any]],
@@ -120,40 +209,32 @@ async def call_tools(
             if c["name"] in (disallowed or [])
             else {"name": c["name"], "result": f"the real CLI would have run {c['name']}"}
             for c in builtin
-        ] + await call_tools(
-            config_path, allowed, [c for c in calls if c["name"] not in BUILTIN_TOOLS]
-        )
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
-
+        ] + call_tools(config_path, allowed, [c for c in calls if c["name"] not in BUILTIN_TOOLS])
     servers = json.loads(Path(config_path).read_text()).get("mcpServers", {}) if config_path else {}
     results: list[dict[str, Any]] = []
-    clients: dict[str, Any] = {}
+    clients: dict[str, StdioServer] = {}
     try:
-        offered: dict[str, tuple[str, Any]] = {}
+        offered: dict[str, tuple[str, StdioServer]] = {}
         for server_name, spec in servers.items():
-            client = Client(
-                StdioServerParameters(
-                    command=spec["command"], args=spec.get("args", []), env=spec.get("env")
-                )
-            )
-            clients[server_name] = await client.__aenter__()
-            for tool in (await clients[server_name].list_tools()).tools:
-                offered[f"mcp__{server_name}__{tool.name}"] = (tool.name, clients[server_name])
+            clients[server_name] = StdioServer(spec)
+            for tool in clients[server_name].tools():
+                offered[f"mcp__{server_name}__{tool}"] = (tool, clients[server_name])
         for call in calls:
             full = next((k for k in offered if k.endswith(f"__{call['name']}")), None)
             if full is None or full not in allowed:
                 results.append({"name": call["name"], "error": "tool not available"})
                 continue
             name, client = offered[full]
-            answer = await client.call_tool(name, call.get("arguments", {}))
-            text = "".join(getattr(c, "text", "") for c in answer.content)
+            answer = client.request(
+                "tools/call", {"name": name, "arguments": call.get("arguments", {})}
+            )
+            text = "".join(c.get("text", "") for c in answer.get("content", []))
             results.append(
-                {"name": call["name"], "is_error": bool(answer.is_error), "content": text}
+                {"name": call["name"], "is_error": bool(answer.get("isError")), "content": text}
             )
     finally:
         for client in clients.values():
-            await client.__aexit__(None, None, None)
+            client.close()
     return results
 
 
@@ -188,9 +269,7 @@ def main() -> None:
 
     allowed = [t for t in (args.get("allowedTools") or "").split(",") if t]
     disallowed = [t for t in (args.get("disallowedTools") or "").split(",") if t]
-    tool_results = asyncio.run(
-        call_tools(args.get("mcp-config"), allowed, rule.get("tools", []), disallowed)
-    )
+    tool_results = call_tools(args.get("mcp-config"), allowed, rule.get("tools", []), disallowed)
 
     result = rule.get("result", "")
     if isinstance(result, list):

@@ -5,7 +5,6 @@ what gunicorn itself cannot take never reaches it (PASSPORT.md §14.3 names both
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.serving.process import free_port, http_client
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 READY_WITHIN = 120.0
 # gunicorn's own default limits (memory/serving.py leaves them as they are).
@@ -22,15 +23,9 @@ GUNICORN_FIELD_LIMIT = 8190
 GUNICORN_LINE_LIMIT = 4094
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -55,15 +50,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + READY_WITHIN
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/api/nothing", timeout=5).status_code == 404:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "gunicorn did not come up:\n" + log.read_text()
-            time.sleep(0.5)
+        with http_client(timeout=5) as http:
+            while True:
+                assert process.poll() is None, log.read_text()
+                try:
+                    if http.get(f"{url}/api/nothing").status_code == 404:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "gunicorn did not come up:\n" + log.read_text()
+                time.sleep(0.5)
         yield url
     finally:
         process.terminate()

@@ -151,34 +151,16 @@ class StdioServer:
         self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            if not line.strip():
-                continue
-            message = json.loads(line)
-            if "method" in message:  # the server's own request or notification
-                if "id" in message:
-                    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-                    if message["method"] == "ping":
-                        reply["result"] = {}
-                    else:
-                        reply["error"] = {"code": -32601, "message": "not offered by this client"}
-                    self._send(reply)
-                continue
-            if message.get("id") != self.next_id:
-                continue
+            message = json.loads(line) if line.strip() else {}
+            if "method" in message or message.get("id") != self.next_id:
+                continue  # the server's notifications (it asks this client nothing)
             if "error" in message:
                 raise RuntimeError(f"{method}: {message['error']}")
             return message["result"]
         raise RuntimeError(f"{method}: the MCP server closed its output (exit {self.proc.wait()})")
 
     def tools(self) -> list[str]:
-        names: list[str] = []
-        cursor: str | None = None
-        while True:
-            page = self.request("tools/list", {"cursor": cursor} if cursor else {})
-            names += [tool["name"] for tool in page.get("tools", [])]
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return names
+        return [tool["name"] for tool in self.request("tools/list", {})["tools"]]
 
     def close(self) -> None:
         """As the SDKs stop a stdio server: its input closed, then SIGTERM, then SIGKILL."""

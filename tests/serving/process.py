@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 READY_WITHIN = 120.0  # seconds from start to the first answer (warming takes ~5 s when idle)
 # httpx builds a TLS context for every client it makes (certifi's bundle read and parsed, 25–30
 # ms of processor time, seconds when fifty threads make theirs at once); the tests' clients all
-# share this one (memory/outgoing.py does the same for the memory's own calls).
+# share this one, as the memory's own calls share one client a process (memory/outgoing.py).
 TLS = ssl.create_default_context()
 
 

@@ -325,6 +325,15 @@ def _postgres_environment(url: str) -> dict[str, str]:
     }
 
 
+# LightRAG keeps each storage's data in a process-wide table keyed by workspace alone (not by
+# folder): a workspace opened once is not read from its files again, so an engine over another
+# folder (a settings change, a bench's second engine, the next test) would take in the previous
+# engine's graph and save it as its own. The last engine to close releases that table
+# (``finalize_share_data``, LightRAG's own call for it); the next one loads from its files.
+_open_engines = 0
+_open_engines_lock = threading.Lock()
+
+
 class LocalLightRag:
     name = "lightrag-local"
 
@@ -344,6 +353,10 @@ class LocalLightRag:
         # One write at a time: the hold flag is the instance's, and a save must not run
         # between another insert's upserts and its end.
         self._writing = threading.Lock()
+        global _open_engines
+        with _open_engines_lock:
+            _open_engines += 1
+        self._closed = False
 
     def _workspace(self, architect_id: int) -> str:
         return f"architect-{architect_id}"
@@ -400,6 +413,16 @@ class LocalLightRag:
             self._loop.run(rag.finalize_storages(), timeout=60)
         self._instances.clear()
         self._loop.stop()
+        global _open_engines
+        with _open_engines_lock:
+            if self._closed:
+                return
+            self._closed = True
+            _open_engines -= 1
+            if _open_engines == 0:
+                from lightrag.kg.shared_storage import finalize_share_data
+
+                finalize_share_data()
 
     def _save_due(self, architect_id: int, inserts: int) -> bool:
         """Save now when a save's bytes (the workspace's files, rewritten whole), spread over

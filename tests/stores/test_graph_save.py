@@ -87,6 +87,29 @@ def test_closing_the_engine_saves_what_it_holds(tmp_path, settings):
     assert chunk_id in _on_disk(tmp_path / "lightrag", 1)
 
 
+def test_an_engine_over_another_folder_holds_only_that_folders_graph(tmp_path):
+    # LightRAG keys its in-memory storages by workspace alone: before the engine released them on
+    # close, this second engine saved the first one's three neighbours into its own folder (and
+    # a test after another that had used the same architect id saw a graph it never wrote).
+    first = LocalLightRag(working_dir=tmp_path / "first", embed=embedder())
+    for who in ("Аркадий", "Борис", "Вадим"):
+        _insert(first, who)
+    first.close()
+    second = LocalLightRag(working_dir=tmp_path / "second", embed=embedder())
+    try:
+        _insert(second, "Глеб")
+        second.save(1)
+        assert _on_disk(tmp_path / "second", 1) == {"note-Глеб"}
+    finally:
+        second.close()
+    again = LocalLightRag(working_dir=tmp_path / "first", embed=embedder())
+    try:  # ...and the first folder still opens with its own graph, read from its files
+        assert any("Вадим" in c for c in _chunks_found(again, "Вадим"))
+        assert not any("Глеб" in c for c in _chunks_found(again, "Глеб"))
+    finally:
+        again.close()
+
+
 def test_on_postgresql_every_insert_is_written_at_once(tmp_path, settings, graph_database):
     settings.GRAPH_SAVE_BYTES = 1  # a budget the files would hold every insert for
     engine = LocalLightRag(

@@ -8,6 +8,9 @@ e.g. the 10,000 notes `bench/capture.py` leaves in its data folder:
         --architect fill-behind --max-depth deep          # prints a key
     .venv/bin/python bench/rest_recall.py http://127.0.0.1:3700 KEY --questions 300
 
+``--questions-file`` asks your own questions instead (one a line): LoCoMo is read from
+../shared/data beside the checkout, which a fresh clone does not have.
+
 Ask once the stores have caught up (nothing queued in the outbox), so levels 3 and 4 see every
 note; each question is asked once a depth, one at a time.
 """
@@ -21,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import locomo_questions, percentile, post_verb  # noqa: E402
+from common import LOCOMO, locomo_questions, percentile, post_verb  # noqa: E402
 
 
 def main() -> None:
@@ -30,10 +33,19 @@ def main() -> None:
     parser.add_argument("key", help="an API key of the architect asked")
     parser.add_argument("--questions", type=int, default=300)
     parser.add_argument("--depths", default="standard,deep")
+    parser.add_argument(
+        "--questions-file", type=Path, help="ask these questions (one a line), not LoCoMo's"
+    )
     args = parser.parse_args()
-    questions = locomo_questions()[:: max(1, len(locomo_questions()) // args.questions)]
-    questions = questions[: args.questions]
-    print(f"{len(questions)} LoCoMo questions a depth, over REST at {args.base}")
+    if args.questions_file:
+        asked = [q.strip() for q in args.questions_file.read_text().splitlines() if q.strip()]
+        source = str(args.questions_file)
+    elif LOCOMO.exists():
+        asked, source = locomo_questions(), "LoCoMo"
+    else:
+        parser.error(f"{LOCOMO} is absent: pass --questions-file")
+    questions = asked[:: max(1, len(asked) // args.questions)][: args.questions]
+    print(f"{len(questions)} questions a depth ({source}), over REST at {args.base}")
     print(f"{'depth':>9} {'p50 ms':>7} {'p95 ms':>7} {'errors':>7}  answered at level")
     for depth in args.depths.split(","):
         times, levels, errors = [], {}, 0

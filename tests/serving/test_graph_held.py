@@ -55,8 +55,19 @@ def test_held_graph_inserts_are_saved_when_the_server_stops(tmp_path, monkeypatc
         running = _statuses(served.env)
         assert not running.get("queued") and running.get("held", 0) >= 1, running
 
+        asked = tmp_path / "questions.txt"  # its own: LoCoMo is not beside a fresh clone
+        asked.write_text("Кто чинит велосипеды?\nКто ведёт бухгалтерию?\nГде работает тренер?\n")
         bench = subprocess.run(
-            [sys.executable, "bench/rest_recall.py", served.url, key, "--questions", "3"],
+            [
+                sys.executable,
+                "bench/rest_recall.py",
+                served.url,
+                key,
+                "--questions",
+                "3",
+                "--questions-file",
+                str(asked),
+            ],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -40,6 +40,8 @@ def main() -> None:
     if args.questions_file:
         asked = [q.strip() for q in args.questions_file.read_text().splitlines() if q.strip()]
         source = str(args.questions_file)
+        if not asked:
+            parser.error(f"{args.questions_file} holds no question")
     elif LOCOMO.exists():
         asked, source = locomo_questions(), "LoCoMo"
     else:

@@ -329,7 +329,8 @@ def _postgres_environment(url: str) -> dict[str, str]:
 # folder): a workspace opened once is not read from its files again, so an engine over another
 # folder (a settings change, a bench's second engine, the next test) would take in the previous
 # engine's graph and save it as its own. The last engine to close releases that table
-# (``finalize_share_data``, LightRAG's own call for it); the next one loads from its files.
+# (``finalize_share_data``, LightRAG's own call for it); the next one loads from its files. Two
+# engines open at once over different folders would still share it: a process holds one.
 _open_engines = 0
 _open_engines_lock = threading.Lock()
 
@@ -406,7 +407,10 @@ class LocalLightRag:
             raise _library_error(error, doing) from error
 
     def close(self) -> None:
-        """Save and release every workspace, then stop the loop."""
+        """Save and release every workspace, then stop the loop (once; a second call does
+        nothing)."""
+        if self._closed:
+            return
         for architect_id in list(self._instances):
             self.save(architect_id)
         for rag in self._instances.values():
@@ -415,8 +419,6 @@ class LocalLightRag:
         self._loop.stop()
         global _open_engines
         with _open_engines_lock:
-            if self._closed:
-                return
             self._closed = True
             _open_engines -= 1
             if _open_engines == 0:

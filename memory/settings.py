@@ -75,10 +75,7 @@ ALLOWED_HOSTS, ALLOWED_HOST_PORTS = hosts.split(
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    # The admin's pages are found when the URLs load (memory/urls.py), not at every start: the
-    # MCP server a model call starts, the Celery processes and each manage.py command skip them
-    # (0.3 s of processor time a start).
-    "django.contrib.admin.apps.SimpleAdminConfig",
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -5,8 +5,6 @@ from drf_spectacular.views import SpectacularSwaggerView
 
 from memory.api import mcp, schema
 
-admin.autodiscover()  # the apps' admin modules (settings installs the admin without it)
-
 urlpatterns = [
     path("api/v1/", include("memory.api.urls")),
     path("mcp", mcp.door, name="mcp"),  # the two verbs over MCP (streamable HTTP)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -186,29 +183,3 @@ def test_the_command_started_for_each_model_call_runs_no_system_checks(monkeypat
     with pytest.raises(SystemExit):
         execute_from_command_line(["manage.py", "memory_mcp", "--architect", "999999"])
     assert "no architect 999999" in capsys.readouterr().err
-
-
-def test_a_process_that_serves_no_pages_loads_no_admin(tmp_path):
-    """Django starts without the admin's modules (SimpleAdminConfig): the MCP server each model
-    call starts, Celery and manage.py commands skip them; the URLs load them for the pages."""
-    probe = (
-        "import django, sys; django.setup(); "
-        "before = 'memory.admin' in sys.modules; "
-        "from django.urls import resolve; resolve('/admin/'); "
-        "from django.contrib import admin; from memory.models import Note; "
-        "print(before, 'memory.admin' in sys.modules, admin.site.is_registered(Note))"
-    )
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "memory.settings",
-        "MEMORY_DATA_DIR": str(tmp_path),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=str(Path(__file__).resolve().parents[2]),
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-3:] == ["False", "True", "True"]
